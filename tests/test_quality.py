@@ -1,0 +1,40 @@
+"""The linters are part of the test suite, so the README's test command runs them too."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+
+
+def test_ruff_clean() -> None:
+    result = _run("ruff", "check", ".")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_strict_clean() -> None:
+    # Configuration (strict, files) lives in setup.cfg.
+    result = _run("mypy")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_core_imports_only_stdlib() -> None:
+    """The core must be liftable: importing it pulls in no scrapy/twisted/idna."""
+    code = (
+        "import sys; import scrapy_googlerobots.robotstxt as r; "
+        "r.parse(b'user-agent: *\\ndisallow: /x').allowed('http://a/x', 'bot'); "
+        "bad = [m for m in ('scrapy', 'twisted', 'idna', 'w3lib') if m in sys.modules]; "
+        "print(','.join(bad)); sys.exit(1 if bad else 0)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
