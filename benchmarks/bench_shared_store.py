@@ -1,0 +1,235 @@
+"""What a shared robots.txt store saves a cluster, and what it costs per request.
+
+1. Fetches: ``--workers`` crawler processes each crawl the same ``--origins``
+   local origins (a page and a disallowed page per origin), once with every
+   worker on its own in-memory cache and once sharing one Redis
+   (``ROBOTSTXT_CACHE_STORE = "redis://..."``). The origins count the
+   robots.txt requests they get: N x M without sharing, M with it.
+2. Per-request cost: ``process_request`` with a warm cache (10,000 origins by
+   default) in one process, for the stores a crawl can have: memory (the
+   default), SQLite (JOBDIR) and Redis behind their local layer, and Redis with
+   the local layer switched off (``ROBOTSTXT_LOCAL_CACHE_TTL = 0``: one Redis
+   round trip per request, which is what the local layer exists to avoid).
+
+Needs ``redis-server`` (started here on a unix socket) and the ``redis``
+package. Run from the repository root:
+``python benchmarks/bench_shared_store.py [--workers 4 --origins 50 --cached 10000]``.
+It reuses the request mix and timing loop of ``bench_middleware.py`` and the
+demo web and Redis launcher of ``example_project/cluster/run_cluster.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT / "example_project" / "cluster")]
+
+from bench_middleware import (  # noqa: E402 - after the path set-up
+    BenchSpider,
+    build_requests,
+    caller,
+    time_per_request,
+    warm_ours,
+)
+from run_cluster import Origin, start_redis  # noqa: E402
+
+MIDDLEWARES = {
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "scrapy_googlerobots.GoogleRobotsTxtMiddleware": 100,
+}
+
+
+# --------------------------------------------------------------------------
+# 1. Fetches across worker processes
+
+
+def worker(config: dict[str, Any]) -> None:
+    """One crawler process: crawl ``urls``, print its robots.txt stats as JSON."""
+    from scrapy import Spider
+    from scrapy.crawler import CrawlerProcess
+
+    class Pages(Spider):
+        name = "pages"
+        start_urls = config["urls"]
+
+        def parse(self, response: Any, **kwargs: Any) -> None:
+            return None
+
+    process = CrawlerProcess(
+        {
+            "ROBOTSTXT_OBEY": True,
+            "DOWNLOADER_MIDDLEWARES": MIDDLEWARES,
+            "CONCURRENT_REQUESTS": 64,
+            "CONCURRENT_REQUESTS_PER_DOMAIN": 64,
+            "TELNETCONSOLE_ENABLED": False,
+            "LOG_LEVEL": "ERROR",
+            **config["settings"],
+        }
+    )
+    crawler = process.create_crawler(Pages)
+    process.crawl(crawler)
+    process.start()
+    stats = crawler.stats.get_stats() if crawler.stats else {}
+    print(json.dumps({k: v for k, v in stats.items() if k.startswith("robotstxt/")}))
+
+
+def run_workers(count: int, urls: list[str], settings: dict[str, Any]) -> list[dict[str, Any]]:
+    config = json.dumps({"urls": urls, "settings": settings})
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCRAPY_")}
+    processes = [
+        subprocess.Popen(
+            [sys.executable, __file__, "--worker", config],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(count)
+    ]
+    reports = []
+    for process in processes:
+        out, _ = process.communicate(timeout=600)
+        if process.returncode:
+            raise SystemExit(f"a worker failed (exit {process.returncode})")
+        reports.append(json.loads(out.strip().splitlines()[-1]))
+    return reports
+
+
+def measure_fetches(workers: int, origins_count: int, redis_url: str) -> None:
+    print(f"== robots.txt fetches: {workers} worker processes x {origins_count} origins ==")
+    totals = {}
+    for label, settings in (
+        ("own memory cache", {"ROBOTSTXT_CACHE_STORE": "memory"}),
+        (
+            "shared Redis store",
+            {
+                "ROBOTSTXT_CACHE_STORE": redis_url,
+                "ROBOTSTXT_CACHE_KEY_PREFIX": f"bench{time.time_ns()}:",
+            },
+        ),
+    ):
+        origins = [Origin(delay=0) for _ in range(origins_count)]
+        urls = [u for o in origins for u in (o.url + "/a", o.url + "/private/x")]
+        started = time.perf_counter()
+        reports = run_workers(workers, urls, settings)
+        elapsed = time.perf_counter() - started
+        fetched = sum(o.hits["/robots.txt"] for o in origins)
+        disallowed = sum(o.hits["/private/x"] for o in origins)
+        waits = sum(r.get("robotstxt/fetch_lease/waits", 0) for r in reports)
+        totals[label] = fetched
+        print(
+            f"{label:<20} robots.txt fetches {fetched:>5} (per origin: "
+            f"{min(o.hits['/robots.txt'] for o in origins)}-"
+            f"{max(o.hits['/robots.txt'] for o in origins)}), disallowed pages requested "
+            f"{disallowed}, lease waits {waits}, wall {elapsed:.1f} s"
+        )
+        for origin in origins:
+            origin.server.shutdown()
+    own, shared = totals["own memory cache"], totals["shared Redis store"]
+    print(
+        f"shared / own: {shared}/{own} = {shared / own:.3f} (ideal 1/{workers} = "
+        f"{1 / workers:.3f})\n"
+    )
+
+
+# --------------------------------------------------------------------------
+# 2. Per-request cost with a warm cache
+
+
+def synthetic_origins(count: int) -> list[tuple[str, bytes]]:
+    return [
+        (
+            f"https://site{index}.example",
+            f"User-agent: *\nDisallow: /private/\nDisallow: /tmp{index % 7}/\nAllow: /\n".encode(),
+        )
+        for index in range(count)
+    ]
+
+
+def new_crawler(settings: dict[str, Any]) -> Any:
+    from scrapy.utils.test import get_crawler
+
+    crawler = get_crawler(
+        BenchSpider,
+        {
+            "ROBOTSTXT_OBEY": True,
+            "USER_AGENT": "FooBot/1.0 (+https://foo.example/bot)",
+            "LOG_LEVEL": "ERROR",
+            "TELNETCONSOLE_ENABLED": False,
+            **settings,
+        },
+    )
+    if getattr(crawler, "spider", None) is None:
+        crawler.spider = crawler._create_spider()
+    return crawler
+
+
+def measure_overhead(cached: int, repeat: int, redis_url: str, workdir: Path) -> None:
+    print(f"== process_request, warm cache of {cached} origins, {2 * cached} requests ==")
+    origins = synthetic_origins(cached)
+    requests = build_requests(origins)
+    variants = [
+        ("memory (default)", {"ROBOTSTXT_CACHE_STORE": "memory"}),
+        ("SQLite + local layer", {"ROBOTSTXT_CACHE_STORE": str(workdir / "bench.sqlite")}),
+        (
+            "Redis + local layer",
+            {"ROBOTSTXT_CACHE_STORE": redis_url, "ROBOTSTXT_CACHE_KEY_PREFIX": "benchwarm:"},
+        ),
+    ]
+    calls = []
+    for _label, settings in variants:
+        crawler = new_crawler(settings)
+        calls.append(caller(warm_ours(crawler, origins), crawler.spider))
+    results = time_per_request(calls, requests, repeat)
+    base = results[0][0]
+    for (label, _), (ns, allowed) in zip(variants, results, strict=True):
+        print(f"{label:<28} {ns:>9.0f} ns/request  ({ns / base:.2f}x memory, {allowed} allowed)")
+    # No local layer: every request asks Redis (fewer requests: it is slow).
+    crawler = new_crawler(
+        {
+            "ROBOTSTXT_CACHE_STORE": redis_url,
+            "ROBOTSTXT_LOCAL_CACHE_TTL": 0,
+            "ROBOTSTXT_CACHE_KEY_PREFIX": "benchwarm:",
+        }
+    )
+    call = caller(warm_ours(crawler, origins[:1000]), crawler.spider)
+    [(ns, _)] = time_per_request([call], requests[:2000], max(1, repeat // 2))
+    print(
+        f"{'Redis, no local layer':<28} {ns:>9.0f} ns/request  ({ns / base:.2f}x memory: "
+        "a round trip per request)\n"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--origins", type=int, default=50)
+    parser.add_argument("--cached", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        worker(json.loads(args.worker))
+        return 0
+    workdir = Path(tempfile.mkdtemp(prefix="bench-shared-store-"))
+    redis_process, redis_url = start_redis(workdir)
+    try:
+        measure_fetches(args.workers, args.origins, redis_url)
+        measure_overhead(args.cached, args.repeat, redis_url, workdir)
+    finally:
+        redis_process.kill()
+        redis_process.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,192 @@
+"""Run the cluster demo on this machine: one Redis, a small local web, two scrapy-redis workers.
+
+    python run_cluster.py            # starts its own redis-server (needs the binary)
+    REDIS_URL=redis://host:6379/0 python run_cluster.py   # or uses yours
+
+Both workers share the request queue and duplicate filter (scrapy-redis) and
+the robots.txt cache (scrapy-googlerobots' Redis store). The report shows,
+per origin, how many times its robots.txt was fetched (once, for the whole
+cluster), which worker crawled each page, and that disallowed pages were
+never requested. Exit status 0 when all of that holds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROBOTS = b"User-agent: *\nDisallow: /private/\n"
+# path -> links on that page; every origin of the demo web serves the same site.
+# (No links back to "/": scrapy-redis start requests bypass the duplicate
+# filter, so a link to a start URL would be crawled a second time.)
+SITE = {
+    "/": ["/a", "/b", "/private/report"],
+    "/a": ["/b", "/c"],
+    "/b": ["/a", "/private/drafts"],
+    "/c": ["/a"],
+}
+# Each page takes this long to serve, like a real site, so that both workers
+# get a share of the queue.
+PAGE_DELAY = 0.2
+ALLOWED = sorted(SITE)
+
+
+class _Server(ThreadingHTTPServer):
+    # The default backlog (5) drops connections when several workers open
+    # dozens at once; the retransmits then cost whole seconds.
+    request_queue_size = 256
+    daemon_threads = True
+
+
+class Origin:
+    """One origin of the demo web (its own port on 127.0.0.1), counting requests per path."""
+
+    def __init__(self, delay: float = PAGE_DELAY) -> None:
+        self.hits: Counter[str] = Counter()
+        origin = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                origin.hits[self.path] += 1
+                if self.path != "/robots.txt" and delay:
+                    time.sleep(delay)
+                if self.path == "/robots.txt":
+                    body, kind = ROBOTS, "text/plain"
+                elif self.path in SITE or self.path.startswith("/private/"):
+                    links = "".join(f'<a href="{p}">{p}</a> ' for p in SITE.get(self.path, []))
+                    body, kind = f"<html><body>{links}</body></html>".encode(), "text/html"
+                else:
+                    self.send_error(404)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = _Server(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def start_redis(workdir: Path) -> tuple[subprocess.Popen[str], str]:
+    """A private redis-server on a unix socket in ``workdir`` (no TCP port to pick)."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        sys.exit("redis-server not found: apt-get install redis-server, or set REDIS_URL")
+    socket_path = workdir / "redis.sock"
+    process = subprocess.Popen(
+        [binary, "--port", "0", "--unixsocket", str(socket_path), "--unixsocketperm", "700",
+         "--save", "", "--appendonly", "no", "--dir", str(workdir)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    assert process.stdout is not None
+    for line in process.stdout:
+        if "ready to accept connections" in line.lower():
+            break
+    else:
+        sys.exit("redis-server did not start")
+    threading.Thread(target=process.stdout.read, daemon=True).start()
+    return process, f"unix://{socket_path}?db=0"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--origins", type=int, default=6, help="origins in the demo web")
+    parser.add_argument("--json", action="store_true", help="end with a JSON summary line")
+    args = parser.parse_args()
+
+    import redis
+
+    workdir = Path(tempfile.mkdtemp(prefix="cluster-demo-"))
+    redis_process = None
+    redis_url = os.environ.get("REDIS_URL")
+    if not redis_url:
+        redis_process, redis_url = start_redis(workdir)
+    try:
+        client = redis.Redis.from_url(redis_url)
+        for pattern in ("pages:*", "cluster_demo:robotstxt:*"):
+            for key in client.scan_iter(pattern):
+                client.delete(key)
+        origins = [Origin() for _ in range(args.origins)]
+        client.lpush("pages:start_urls", *[origin.url + "/" for origin in origins])
+
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SCRAPY_")}
+        workers = []
+        for name in ("worker-1", "worker-2"):
+            log = open(workdir / f"{name}.log", "w")  # noqa: SIM115 - closed below
+            command = [sys.executable, "-m", "scrapy", "crawl", "pages",
+                       "-o", str(workdir / f"{name}.jsonl")]
+            workers.append((name, log, subprocess.Popen(
+                command, cwd=HERE, stdout=log, stderr=subprocess.STDOUT,
+                env={**env, "REDIS_URL": redis_url, "WORKER_NAME": name},
+            )))
+        codes = {}
+        for name, log, process in workers:
+            codes[name] = process.wait(timeout=300)
+            log.close()
+        return report(origins, workdir, codes, args.json)
+    finally:
+        for origin in locals().get("origins", []):
+            origin.server.shutdown()
+        if redis_process is not None:
+            redis_process.kill()
+            redis_process.wait()
+
+
+def report(origins: list[Origin], workdir: Path, codes: dict[str, int], as_json: bool) -> int:
+    crawled: dict[str, list[str]] = {}
+    for name in codes:
+        feed = workdir / f"{name}.jsonl"
+        lines = feed.read_text().splitlines() if feed.exists() else []
+        for line in lines:
+            item = json.loads(line)
+            crawled.setdefault(item["url"], []).append(item["worker"])
+    robots_fetches = sum(origin.hits["/robots.txt"] for origin in origins)
+    disallowed = sum(
+        n for o in origins for path, n in o.hits.items() if path.startswith("/private/")
+    )
+    for origin in origins:
+        print(f"{origin.url}  robots.txt fetched {origin.hits['/robots.txt']}x")
+        for path in ALLOWED:
+            workers = ", ".join(crawled.get(origin.url + path, [])) or "-"
+            print(f"    {path:<10} crawled by {workers}")
+    pages = [origin.url + path for origin in origins for path in ALLOWED]
+    once = all(len(crawled.get(page, [])) == 1 for page in pages)
+    per_worker = Counter(worker for workers in crawled.values() for worker in workers)
+    print(f"robots.txt fetches: {robots_fetches} for {len(origins)} origins and {len(codes)} "
+          f"workers (each worker fetching its own: {len(origins) * len(codes)})")
+    print(f"pages crawled: {sum(per_worker.values())} of {len(pages)}, each once: {once}; "
+          + ", ".join(f"{name}: {per_worker[name]}" for name in codes))
+    print(f"disallowed pages requested: {disallowed}")
+    ok = all(code == 0 for code in codes.values()) and once and not disallowed
+    ok = ok and all(origin.hits["/robots.txt"] == 1 for origin in origins)
+    if not ok:
+        for name in codes:
+            print(f"--- {name} (exit {codes[name]}) ---\n"
+                  + (workdir / f"{name}.log").read_text()[-3000:])
+    if as_json:
+        print(json.dumps({"origins": len(origins), "robots_fetches": robots_fetches,
+                          "pages": len(pages), "each_page_once": once,
+                          "per_worker": dict(per_worker), "disallowed_requested": disallowed,
+                          "exit_codes": codes, "ok": ok}))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Example Scrapy project for scrapy-googlerobots (see ../README.md, Quickstart)."""

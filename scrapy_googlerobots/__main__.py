@@ -1,0 +1,8 @@
+"""``python -m scrapy_googlerobots``: the ``googlerobots`` command."""
+
+import sys
+
+from scrapy_googlerobots._cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

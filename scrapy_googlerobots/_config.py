@@ -1,0 +1,156 @@
+"""The middleware's settings, read and checked once at start-up.
+
+:meth:`RobotsConfig.from_settings` turns every ``ROBOTSTXT_*`` setting the
+middleware uses into one frozen object. A value that cannot work (negative,
+not a number, an unknown mode) or two that contradict each other
+(``ROBOTSTXT_CACHE_MIN_TTL`` above ``ROBOTSTXT_CACHE_MAX_TTL``) raise
+:class:`ValueError` naming the setting and the fix, so a crawl fails at
+start-up instead of misbehaving hours later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from scrapy.settings import BaseSettings
+
+from scrapy_googlerobots.robotstxt import GOOGLE_MAX_SIZE
+
+__all__ = ["DEFAULTS", "RobotsConfig", "UnreachableMode"]
+
+UnreachableMode = Literal["defer", "disallow"]
+
+#: Every setting this module reads, with its default.
+DEFAULTS: dict[str, object] = {
+    "ROBOTSTXT_USER_AGENT": None,
+    "ROBOTSTXT_MAX_REDIRECTS": 5,
+    "ROBOTSTXT_MAX_SIZE": GOOGLE_MAX_SIZE,
+    "ROBOTSTXT_CACHE_TTL": 86_400.0,
+    "ROBOTSTXT_CACHE_MIN_TTL": 60.0,
+    "ROBOTSTXT_CACHE_MAX_TTL": 604_800.0,
+    "ROBOTSTXT_CACHE_SIZE": 10_000,
+    "ROBOTSTXT_UNREACHABLE": "defer",
+    "ROBOTSTXT_UNREACHABLE_ALLOW_AFTER": 2_592_000.0,
+    "ROBOTSTXT_UNREACHABLE_MAX_WAIT": 1_800.0,
+    "ROBOTSTXT_RETRY_DELAY": 30.0,
+    "ROBOTSTXT_RETRY_MAX_DELAY": 600.0,
+}
+
+_MODES: tuple[UnreachableMode, ...] = ("defer", "disallow")
+
+
+@dataclass(frozen=True, slots=True)
+class RobotsConfig:
+    """The checked ``ROBOTSTXT_*`` settings (see the README for each one)."""
+
+    obey: bool = False
+    user_agent: str | None = None
+    """``ROBOTSTXT_USER_AGENT``; None when unset or blank."""
+    default_user_agent: str = ""
+    """``USER_AGENT``: the agent when neither the setting nor the request names one."""
+    max_redirects: int = 5
+    max_size: int = GOOGLE_MAX_SIZE
+    cache_ttl: float = 86_400.0
+    cache_min_ttl: float = 60.0
+    cache_max_ttl: float = 604_800.0
+    cache_size: int = 10_000
+    unreachable: UnreachableMode = "defer"
+    unreachable_allow_after: float = 2_592_000.0
+    unreachable_max_wait: float = 1_800.0
+    retry_delay: float = 30.0
+    retry_max_delay: float = 600.0
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> RobotsConfig:
+        """Read and check the settings; ValueError naming the setting and the fix otherwise."""
+        reader = _Reader(settings)
+        agent = settings.get("ROBOTSTXT_USER_AGENT")
+        if agent is not None and not isinstance(agent, str):
+            raise ValueError(
+                f"ROBOTSTXT_USER_AGENT must be a string naming your crawler, got {agent!r}"
+            )
+        mode = settings.get("ROBOTSTXT_UNREACHABLE", DEFAULTS["ROBOTSTXT_UNREACHABLE"])
+        normalized = mode.strip().lower() if isinstance(mode, str) else mode
+        if normalized not in _MODES:
+            raise ValueError(
+                f"ROBOTSTXT_UNREACHABLE must be 'defer' (wait for robots.txt) or 'disallow' "
+                f"(drop at once), got {mode!r}"
+            )
+        config = cls(
+            obey=settings.getbool("ROBOTSTXT_OBEY"),
+            user_agent=(agent.strip() or None) if agent else None,
+            default_user_agent=str(settings.get("USER_AGENT") or ""),
+            max_redirects=reader.integer("ROBOTSTXT_MAX_REDIRECTS", minimum=0),
+            max_size=reader.integer("ROBOTSTXT_MAX_SIZE", minimum=1),
+            cache_ttl=reader.seconds("ROBOTSTXT_CACHE_TTL"),
+            cache_min_ttl=reader.seconds("ROBOTSTXT_CACHE_MIN_TTL"),
+            cache_max_ttl=reader.seconds("ROBOTSTXT_CACHE_MAX_TTL"),
+            cache_size=reader.integer("ROBOTSTXT_CACHE_SIZE", minimum=1),
+            unreachable=normalized,
+            unreachable_allow_after=reader.seconds("ROBOTSTXT_UNREACHABLE_ALLOW_AFTER"),
+            unreachable_max_wait=reader.seconds("ROBOTSTXT_UNREACHABLE_MAX_WAIT", positive=True),
+            retry_delay=reader.seconds("ROBOTSTXT_RETRY_DELAY", positive=True),
+            retry_max_delay=reader.seconds("ROBOTSTXT_RETRY_MAX_DELAY", positive=True),
+        )
+        config._check_consistency()
+        return config
+
+    def _check_consistency(self) -> None:
+        if self.cache_min_ttl > self.cache_max_ttl:
+            raise ValueError(
+                f"ROBOTSTXT_CACHE_MIN_TTL ({self.cache_min_ttl:g}) is above "
+                f"ROBOTSTXT_CACHE_MAX_TTL ({self.cache_max_ttl:g}); lower the minimum or "
+                "raise the maximum"
+            )
+        if not self.cache_min_ttl <= self.cache_ttl <= self.cache_max_ttl:
+            raise ValueError(
+                f"ROBOTSTXT_CACHE_TTL ({self.cache_ttl:g}) must lie between "
+                f"ROBOTSTXT_CACHE_MIN_TTL ({self.cache_min_ttl:g}) and "
+                f"ROBOTSTXT_CACHE_MAX_TTL ({self.cache_max_ttl:g}); change the TTL or the bounds"
+            )
+        if self.retry_delay > self.retry_max_delay:
+            raise ValueError(
+                f"ROBOTSTXT_RETRY_DELAY ({self.retry_delay:g}) is above "
+                f"ROBOTSTXT_RETRY_MAX_DELAY ({self.retry_max_delay:g}); lower the delay or "
+                "raise the maximum"
+            )
+
+
+class _Reader:
+    """Typed access to settings with error messages that name the setting."""
+
+    def __init__(self, settings: BaseSettings) -> None:
+        self._settings = settings
+
+    def _raw(self, name: str) -> object:
+        value = self._settings.get(name)
+        return DEFAULTS[name] if value is None else value
+
+    def integer(self, name: str, *, minimum: int) -> int:
+        raw = self._raw(name)
+        try:
+            if isinstance(raw, bool) or (isinstance(raw, float) and not raw.is_integer()):
+                raise ValueError
+            value: int = int(raw)  # type: ignore[call-overload]
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a whole number, got {raw!r}") from None
+        if value < minimum:
+            raise ValueError(f"{name} must be at least {minimum}, got {value}")
+        return value
+
+    def seconds(self, name: str, *, positive: bool = False) -> float:
+        raw = self._raw(name)
+        try:
+            if isinstance(raw, bool):
+                raise ValueError
+            value = float(raw)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a number of seconds, got {raw!r}") from None
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(f"{name} must be a finite number of seconds, got {raw!r}")
+        if positive and value <= 0:
+            raise ValueError(f"{name} must be more than 0 seconds, got {raw!r}")
+        if value < 0:
+            raise ValueError(f"{name} must be 0 or more seconds, got {raw!r}")
+        return value

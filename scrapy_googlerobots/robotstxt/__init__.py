@@ -1,0 +1,24 @@
+"""Google-compatible robots.txt parsing and matching, standard library only.
+
+Follows google/robotstxt (``robots.cc``) byte for byte: ``parse`` a body once,
+then ask :meth:`RobotsTxt.allowed` / :meth:`RobotsTxt.explain` many times.
+This package imports nothing outside the standard library, so it can be lifted
+out as a library of its own.
+"""
+
+from __future__ import annotations
+
+from ._lines import MAX_LINE_LENGTH, LineKind, RobotsLine, scan_lines
+from ._robots import GOOGLE_MAX_SIZE, RobotsTxt, Verdict, parse, product_token
+
+__all__ = [
+    "GOOGLE_MAX_SIZE",
+    "MAX_LINE_LENGTH",
+    "LineKind",
+    "RobotsLine",
+    "RobotsTxt",
+    "Verdict",
+    "parse",
+    "product_token",
+    "scan_lines",
+]

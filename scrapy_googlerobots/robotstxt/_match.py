@@ -1,0 +1,202 @@
+"""The URL side and the pattern side of matching (google/robotstxt ``robots.cc``).
+
+Like the reference, everything here works on bytes: the URL's UTF-8 bytes on
+one side, normalised patterns (see ``escape_pattern``) on the other.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from bisect import bisect_right
+from collections.abc import Sequence
+
+__all__ = ["NO_MATCH", "RuleIndex", "path_params_query", "pattern_matches"]
+
+_PATH_START = re.compile(rb"[/?;]")
+
+# The shape of nearly every URL a crawler asks about: a scheme ("://" before
+# any of "/?;#"), an authority free of "/?;#", then a path that starts with
+# "/". Its path runs to the first "#" or NUL -- exactly what the general code
+# below returns for such URLs, in one C call.
+PLAIN_URL = re.compile(rb"[^/?;#]*?://[^/?;#]*(/[^#\0]*)").match
+
+
+def path_params_query(url: bytes) -> bytes:
+    """Path, params and query of ``url`` like the reference's ``GetPathParamsQuery``.
+
+    Scheme, authority and ``#fragment`` are dropped; the result starts with ``/``
+    (``/`` when there is no path). A NUL ends the path (the reference hands it
+    on as a C string).
+    """
+    plain = PLAIN_URL(url)
+    if plain is not None:
+        return plain[1]
+    start = 2 if url.startswith(b"//") else 0  # initial two slashes are ignored
+    early = _PATH_START.search(url, start)
+    scheme_end = url.find(b"://", start)
+    if scheme_end < 0 or (early is not None and early.start() < scheme_end):
+        # No "://", or a /?; comes before it: the "://" does not end a scheme.
+        path_from = start
+    else:
+        path_from = scheme_end + 3
+    found = early if early is not None and early.start() >= path_from else None
+    if found is None:
+        found = _PATH_START.search(url, path_from)
+        if found is None:
+            return b"/"
+    path_start = found.start()
+    hash_pos = url.find(b"#", start)
+    if 0 <= hash_pos < path_start:
+        return b"/"
+    path = url[path_start:hash_pos] if hash_pos >= 0 else url[path_start:]
+    if b"\0" in path:
+        path = path[: path.index(b"\0")]
+    return path if path[:1] == b"/" else b"/" + path
+
+
+def match_pieces(path: bytes, pieces: tuple[bytes, ...], end_anchored: bool) -> bool:
+    """Whether ``path`` matches a pattern split on ``*`` into ``pieces`` (two or more).
+
+    Worst case O(len(path) * len(pattern)), whatever the input: the first piece
+    is a prefix test, every later piece one leftmost ``find`` from where the
+    previous one ended (leftmost is always the best choice: it leaves the most
+    room for the rest), and with ``$`` the last piece must end the path. There
+    is no backtracking, so ``/*a*a*a*a*b`` against ``/aaaa…`` stays linear.
+    """
+    head = pieces[0]
+    if not path.startswith(head):
+        return False
+    pos = len(head)
+    last = len(pieces) - 1
+    for index in range(1, last):
+        piece = pieces[index]
+        if piece:
+            pos = path.find(piece, pos)
+            if pos < 0:
+                return False
+            pos += len(piece)
+    tail = pieces[last]
+    if end_anchored:
+        return len(path) - len(tail) >= pos and path.endswith(tail)
+    return not tail or path.find(tail, pos) >= 0
+
+
+def pattern_matches(path: bytes, pattern: bytes) -> bool:
+    """Whether a normalised robots.txt ``pattern`` matches ``path``.
+
+    The pattern is anchored at the start; ``*`` matches any run of bytes;
+    ``$`` means end-of-path only as the pattern's last byte.
+    """
+    end_anchored = pattern.endswith(b"$")
+    if end_anchored:
+        pattern = pattern[:-1]
+    if b"*" not in pattern:
+        return path == pattern if end_anchored else path.startswith(pattern)
+    return match_pieces(path, tuple(pattern.split(b"*")), end_anchored)
+
+
+#: What :meth:`RuleIndex.first_match` returns when no pattern matches.
+NO_MATCH = 1 << 62
+
+# What is filed under a head: plain patterns -- no "*", no final "$", they match
+# whenever the head does -- by rank alone; the others as "special" candidates
+# (rank, needle, pieces, end_anchored): for "body$" without "*", pieces is None
+# and the needle is the body (the path must equal it); with "*", the needle is
+# the longest piece after the head. Either way the needle must occur in the
+# path: a cheap filter before the real test.
+_Special = tuple[int, bytes, tuple[bytes, ...] | None, bool]
+
+
+class RuleIndex:
+    """Patterns in precedence order, answering "which is the first to match this path?".
+
+    Each pattern is filed under its *head*, the literal text before its first
+    ``*`` (a pattern can only match a path that starts with its head). The
+    heads that are prefixes of a path are found without looking at the
+    others: in the sorted list of heads, the last head <= path has every head
+    that is a prefix of the path among its own prefixes, and those are linked
+    from it (``_parents``: the longest other head that is a prefix of it).
+    Once the longest head that is a prefix of the path is known, the best
+    *plain* pattern -- one that matches whenever its head does -- is known
+    too (``_chain_best``); only the other, "special" patterns filed up the
+    chain need a look, and only those ranked before that best one.
+
+    A lookup is a bisection, a short walk up the chain and a look at a few
+    special patterns; worst case O(len(path) * total length of the special
+    patterns). Immutable once built; a plain prefix rule costs a few machine
+    words.
+    """
+
+    __slots__ = ("_chain_best", "_heads", "_next_special", "_parents", "_specials")
+
+    def __init__(self, patterns: Sequence[bytes]) -> None:
+        plain: dict[bytes, int] = {}
+        specials: dict[bytes, list[_Special]] = {}
+        for rank, pattern in enumerate(patterns):
+            end_anchored = pattern.endswith(b"$")
+            body = pattern[:-1] if end_anchored else pattern
+            if b"*" not in body and not end_anchored:
+                plain.setdefault(pattern, rank)  # the first plain one always wins
+                continue
+            special: _Special
+            if b"*" in body:
+                pieces = tuple(body.split(b"*"))
+                special = (rank, max(pieces[1:], key=len), pieces, end_anchored)
+                head = pieces[0]
+            else:
+                special = (rank, body, None, True)
+                head = body
+            if rank < plain.get(head, NO_MATCH):  # else the plain pattern outranks it
+                specials.setdefault(head, []).append(special)
+        heads = sorted(plain.keys() | specials.keys())
+        parents = array("i")
+        # By head position, over the head and all heads that are prefixes of
+        # it: the best plain rank, and the nearest one with special patterns.
+        chain_best = array("q")
+        next_special = array("i")
+        self._specials: dict[int, tuple[_Special, ...]] = {}
+        stack: list[int] = []  # the chain of heads that are prefixes of the current one
+        for position, head in enumerate(heads):
+            while stack and not head.startswith(heads[stack[-1]]):
+                stack.pop()
+            parent = stack[-1] if stack else -1
+            parents.append(parent)
+            best = plain.get(head, NO_MATCH)
+            chain_best.append(best if parent < 0 else min(best, chain_best[parent]))
+            if head in specials:
+                self._specials[position] = tuple(s for s in specials[head] if s[0] < best)
+                next_special.append(position)
+            else:
+                next_special.append(-1 if parent < 0 else next_special[parent])
+            stack.append(position)
+        self._heads = heads
+        self._parents = parents
+        self._chain_best = chain_best
+        self._next_special = next_special
+
+    def first_match(self, path: bytes) -> int:
+        """The rank of the first pattern (in precedence order) that matches, or NO_MATCH."""
+        heads = self._heads
+        parents = self._parents
+        position = bisect_right(heads, path) - 1
+        while position >= 0 and not path.startswith(heads[position]):
+            position = parents[position]
+        if position < 0:
+            return NO_MATCH
+        # Every head up the chain from here is a prefix of the path.
+        best: int = self._chain_best[position]
+        position = self._next_special[position]
+        while position >= 0:
+            for rank, needle, pieces, end_anchored in self._specials[position]:
+                if rank >= best:
+                    break
+                if needle in path and (
+                    path == needle if pieces is None else match_pieces(path, pieces, end_anchored)
+                ):
+                    best = rank
+                    break
+            position = parents[position]
+            if position >= 0:
+                position = self._next_special[position]
+        return best

@@ -1,0 +1,91 @@
+"""Fixtures for real crawls: local sites, an FTP server, a refused port (see servers.py).
+
+Servers start synchronously (binding is immediate) and are stopped at
+teardown, waiting on the reactor until their ports and connections are closed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+
+import pytest
+import pytest_twisted
+from servers import FtpServer, RefusedPort, Site, run_crawl
+
+__all__ = ["crawl", "ftp_server", "https_site", "make_ftp", "make_site", "refused_port", "site"]
+
+FTP_FILES: Mapping[str, bytes] = {
+    "/robots.txt": b"User-agent: *\nDisallow: /private\n",
+    "/page.txt": b"page",
+    "/private/secret.txt": b"secret",
+}
+
+
+@contextmanager
+def _stopped_at_exit() -> Iterator[list[Site | FtpServer]]:
+    """A list to put started servers in; each is stopped (and waited for) at exit."""
+    started: list[Site | FtpServer] = []
+    try:
+        yield started
+    finally:
+        for server in started:
+            pytest_twisted.blockon(server.stop())
+
+
+@pytest.fixture
+def make_site() -> Iterator[Callable[..., Site]]:
+    """Factory: ``make_site(tls=False)`` starts one more Site (one more origin)."""
+    with _stopped_at_exit() as started:
+
+        def make(*, tls: bool = False) -> Site:
+            new_site = Site(tls=tls).start()
+            started.append(new_site)
+            return new_site
+
+        yield make
+
+
+@pytest.fixture
+def site(make_site: Callable[..., Site]) -> Site:
+    """One started HTTP site on 127.0.0.1."""
+    return make_site()
+
+
+@pytest.fixture
+def https_site(make_site: Callable[..., Site]) -> Site:
+    """One started HTTPS site with a self-signed certificate made for this test."""
+    return make_site(tls=True)
+
+
+@pytest.fixture
+def make_ftp() -> Iterator[Callable[[Mapping[str, bytes]], FtpServer]]:
+    """Factory: ``make_ftp({"/robots.txt": b"..."})`` starts an anonymous FTP server."""
+    with _stopped_at_exit() as started:
+
+        def make(files: Mapping[str, bytes]) -> FtpServer:
+            server = FtpServer(files).start()
+            started.append(server)
+            return server
+
+        yield make
+
+
+@pytest.fixture
+def ftp_server(make_ftp: Callable[[Mapping[str, bytes]], FtpServer]) -> FtpServer:
+    """An FTP server with ``FTP_FILES`` (robots.txt disallowing /private)."""
+    return make_ftp(FTP_FILES)
+
+
+@pytest.fixture
+def refused_port() -> Iterator[RefusedPort]:
+    """A loopback port that refuses connections for the whole test."""
+    port = RefusedPort()
+    yield port
+    port.close()
+
+
+@pytest.fixture
+def crawl() -> Callable[..., object]:
+    """:func:`servers.run_crawl`, for tests that prefer a fixture to an import."""
+    return run_crawl
