@@ -11,6 +11,7 @@ from contextlib import contextmanager
 
 import pytest
 import pytest_twisted
+
 from servers import FtpServer, RefusedPort, Site, run_crawl
 
 __all__ = ["crawl", "ftp_server", "https_site", "make_ftp", "make_site", "refused_port", "site"]

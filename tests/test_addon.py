@@ -16,9 +16,10 @@ import pytest_twisted
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.settings import BaseSettings, Settings
 from scrapy.utils.misc import load_object
-from servers import Reply, Site, run_crawl
 
 from scrapy_googlerobots import Addon, GoogleRobotsTxtMiddleware
+
+from servers import Reply, Site, run_crawl
 
 STOCK = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
 OURS = "scrapy_googlerobots.GoogleRobotsTxtMiddleware"

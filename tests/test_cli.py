@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 import pytest_twisted
-from servers import RefusedPort, Reply, Site
 from twisted.internet.threads import deferToThread
 
 from scrapy_googlerobots.robotstxt import GOOGLE_MAX_SIZE
+
+from servers import RefusedPort, Reply, Site
 
 SCRIPT = Path(sys.executable).with_name("googlerobots")
 ENTRY_POINTS = {

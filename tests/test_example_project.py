@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 import pytest_twisted
-from servers import Reply, Site
 from twisted.internet.threads import deferToThread
+
+from servers import Reply, Site
 
 PROJECT = Path(__file__).resolve().parent.parent / "example_project"
 

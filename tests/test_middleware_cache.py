@@ -215,7 +215,9 @@ async def test_zero_ttl_still_judges_every_waiting_request_once(site: Site) -> N
     result = await run_crawl(settings, urls, timeout=30)
     assert sorted(result.downloaded) == sorted(urls[:-1])
     assert result.failed(site.url("/no"))[0].value.args == ("Forbidden by robots.txt",)
-    assert site.hits("/robots.txt") <= 2
+    # Requests arriving after a fetch need a new one (TTL 0), but every fetch
+    # serves at least the requests that waited for it: no fetch loop.
+    assert 1 <= site.hits("/robots.txt") <= len(urls)
 
 
 @pytest_twisted.ensureDeferred

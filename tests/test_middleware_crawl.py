@@ -557,7 +557,7 @@ async def test_ftp_origin_fetches_robots_txt_anonymously(ftp_server: FtpServer) 
 @pytest_twisted.ensureDeferred
 async def test_200_concurrent_first_requests_one_fetch_all_judged(site: Site) -> None:
     # A slow robots.txt, so that every request arrives while the fetch runs.
-    site.script("/robots.txt", Reply(200, b"User-agent: *\nDisallow: /blocked/\n", delay=0.3))
+    site.script("/robots.txt", Reply(200, b"User-agent: *\nDisallow: /blocked/\n", delay=1.0))
     urls = [site.url(f"/{kind}/{n}") for n in range(100) for kind in ("open", "blocked")]
     result = await run_crawl(robots_settings(CONCURRENT_REQUESTS=32), urls, timeout=30)
     assert site.hits("/robots.txt") == 1

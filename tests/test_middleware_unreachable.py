@@ -140,17 +140,18 @@ async def test_backoff_doubles_up_to_the_maximum(site: Site) -> None:
         RETRY_ENABLED=False,
         ROBOTSTXT_RETRY_DELAY=0.1,
         ROBOTSTXT_RETRY_MAX_DELAY=0.4,
-        ROBOTSTXT_UNREACHABLE_MAX_WAIT=1.6,
+        ROBOTSTXT_UNREACHABLE_MAX_WAIT=2.2,
     )
     spider = spider_with_signals(response_received=on_response)
     result = await run_crawl(settings, [site.url("/page")], spider_cls=spider, timeout=30)
     assert result.failed(site.url("/page"))
     gaps = [later - earlier for earlier, later in itertools.pairwise(seen)]
-    # 0.1, 0.2, 0.4, 0.4, ... (timers are never early; allow them to be late).
-    expected = [0.1, 0.2, 0.4, 0.4]
+    # 0.1, 0.2, 0.4, 0.4, 0.4 (timers are never early; allow them to be late,
+    # though not as late as the next doubling, 0.8, would be).
+    expected = [0.1, 0.2, 0.4, 0.4, 0.4]
     assert len(gaps) >= len(expected)
     for gap, want in zip(gaps, expected, strict=False):
-        assert want - 0.01 <= gap < want + 0.3
+        assert want - 0.01 <= gap < want + 0.35
 
 
 @pytest_twisted.ensureDeferred

@@ -17,10 +17,11 @@ from scrapy.crawler import Crawler
 from scrapy.http import Response
 from scrapy.robotstxt import RobotParser
 from scrapy.utils.test import get_crawler
-from servers import RecordingSpider, Reply, Site, run_crawl
 
 from scrapy_googlerobots import GoogleRobotParser
 from scrapy_googlerobots.robotstxt import GOOGLE_MAX_SIZE, parse
+
+from servers import RecordingSpider, Reply, Site, run_crawl
 
 FOO_UA = "FooBot/1.2 (+http://foo.example/bot)"
 COMPATIBLE_UA = "Mozilla/5.0 (compatible; FooBot/1.0; +http://foo.example/bot)"

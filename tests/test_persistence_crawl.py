@@ -30,10 +30,9 @@ from scrapy.utils.defer import deferred_from_coro
 from test_store_sqlite import Stats
 from twisted.internet import defer, protocol
 
-import scrapy_googlerobots._middleware as middleware_module
 from scrapy_googlerobots import GoogleRobotsTxtMiddleware
 from scrapy_googlerobots._fetch_policy import FetchOutcome
-from scrapy_googlerobots._parked_journal import ParkedJournal, attach_parked_journal
+from scrapy_googlerobots._parked_journal import ParkedJournal
 from scrapy_googlerobots._sqlite_store import SqlitePolicyStore
 
 from redis_server import RedisServer, redis_server, require_redis
@@ -48,14 +47,11 @@ CLUSTER = HERE.parents[1] / "example_project" / "cluster"
 
 
 class ClockedMiddleware(GoogleRobotsTxtMiddleware):
-    """The middleware on a clock moved by ``TEST_CLOCK_SHIFT`` seconds, keeping parked
-    requests in JOBDIR (until the middleware attaches the journal itself)."""
+    """The middleware on a clock moved by ``TEST_CLOCK_SHIFT`` seconds."""
 
     def __init__(self, crawler: Crawler) -> None:
         shift = crawler.settings.getfloat("TEST_CLOCK_SHIFT", 0.0)
         super().__init__(crawler, clock=lambda: time.time() + shift)
-        if not hasattr(middleware_module, "attach_parked_journal"):
-            attach_parked_journal(crawler, self)
 
 
 def settings(**extra: Any) -> dict[str, Any]:

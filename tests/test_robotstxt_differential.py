@@ -62,9 +62,12 @@ def mismatches(body: bytes, queries: list[tuple[list[str], str]]) -> list[str]:
     for agents, url in queries:
         expected = reference(body, agents, url)
         verdict = robots.explain(url, agents)
-        if (verdict.allowed, verdict.line) != expected:
+        # allowed() has its own fast path (and a per-instance cache): check it too.
+        allowed = robots.allowed(url, agents if len(agents) > 1 else agents[0])
+        if (verdict.allowed, verdict.line) != expected or allowed is not expected[0]:
             report.append(
-                f"{agents} {url!r}: ours {(verdict.allowed, verdict.line)}, reference {expected}"
+                f"{agents} {url!r}: ours {(verdict.allowed, verdict.line)} / {allowed},"
+                f" reference {expected}"
             )
     return report
 
@@ -84,6 +87,9 @@ def _variants(pattern: str, rng: random.Random) -> Iterator[str]:
     yield core.swapcase()
     yield core.replace("%", "%25") if "%" in core else core + "%2f"
     yield core.lower() + "?" + core  # the rule again, in the query string
+    pieces = core.split("*")
+    if len(pieces) > 1:  # the last piece overlapping the first: "/a*a$" vs "/a"
+        yield pieces[0][: rng.randrange(len(pieces[0]) + 1)] + pieces[-1]
     slash = core.rfind("/")
     if slash >= 0:
         yield core[: slash + 1]  # the directory (index.htm rule)
@@ -215,8 +221,10 @@ def our_scan(body: bytes) -> list[tuple[Any, ...]]:
     for line in scan_lines(body):
         if line.kind is not None:
             # The reference reports rule and unknown values escaped.
-            value = line.value if line.kind in (LineKind.USER_AGENT, LineKind.SITEMAP) else (
-                escape_pattern(line.value)
+            value = (
+                line.value
+                if line.kind in (LineKind.USER_AGENT, LineKind.SITEMAP)
+                else (escape_pattern(line.value))
             )
             text = value.decode("utf-8")
             if line.kind is LineKind.OTHER:
@@ -284,8 +292,16 @@ _PIECES = st.sampled_from(
         "é", "ツ", "\x00", "#", "=", " ", "\t", ":",
     ]
 )  # fmt: skip
-_PATTERNS = st.lists(_PIECES, max_size=6).map("".join)
-_RAW_BYTES = st.sampled_from([b"\xff", b"\xc3", b"\xef\xbb\xbf", b"\x0b", b"\x0c", b"\x85", b"\x00"])
+_ENDS = st.sampled_from(["", "", "$"])
+_PATTERNS = st.one_of(
+    st.lists(_PIECES, max_size=6).map("".join),
+    # the shapes with the subtle cases: a tail overlapping the head, "*$"
+    st.builds(lambda h, t, end: h + "*" + t + end, _PIECES, _PIECES, _ENDS),
+    st.builds(lambda h, m, end: h + "*" + m + "*" + end, _PIECES, _PIECES, _ENDS),
+)
+_RAW_BYTES = st.sampled_from(
+    [b"\xff", b"\xc3", b"\xef\xbb\xbf", b"\x0b", b"\x0c", b"\x85", b"\x00"]
+)
 _EOLS = st.sampled_from([b"\n", b"\n", b"\n", b"\r\n", b"\r", b"\n\r", b"\r\r\n"])
 _BOMS = st.sampled_from([b"", b"", b"", b"\xef", b"\xef\xbb", b"\xef\xbb\xbf", b"\xef\x11\xbf"])
 _PADDING = st.sampled_from([16600, 16650, 16655, 16661, 16662, 16663, 16664, 16700])
@@ -323,6 +339,11 @@ def _groups(draw: st.DrawFn) -> list[bytes]:
     if draw(st.integers(0, 3)) == 0:
         lines.insert(draw(st.integers(0, len(lines))), draw(_OTHER_LINES))
     lines += draw(st.lists(st.one_of(_RULE_LINES, _RULE_LINES, _OTHER_LINES), max_size=6))
+    if draw(st.integers(0, 2)) == 0:
+        # The same pattern allowed and disallowed (a tie), in either order.
+        pattern = draw(_PATTERNS).encode()
+        pair = [b"allow: " + pattern, b"disallow: " + pattern]
+        lines += pair if draw(st.booleans()) else pair[::-1]
     return lines
 
 

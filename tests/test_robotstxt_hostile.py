@@ -27,7 +27,9 @@ def within(seconds: float) -> Iterator[None]:
 
 
 def test_many_wildcards_against_long_path() -> None:
-    robots = parse("user-agent: *\ndisallow: /*a*a*a*a*a*a*a*a*a*a*a*b\nallow: /*a*a*a*a*a*a*a*a*a*a*a*b$")
+    robots = parse(
+        "user-agent: *\ndisallow: /*a*a*a*a*a*a*a*a*a*a*a*b\nallow: /*a*a*a*a*a*a*a*a*a*a*a*b$"
+    )
     path = "/" + "a" * 2000
     with within(5):
         for _ in range(100):
@@ -64,7 +66,9 @@ def test_group_of_100000_rules() -> None:
 
 
 def test_100000_groups() -> None:
-    body = "".join(f"user-agent: bot{chr(97 + i % 26)}{i}\ndisallow: /{i}\n" for i in range(100_000))
+    body = "".join(
+        f"user-agent: bot{chr(97 + i % 26)}{i}\ndisallow: /{i}\n" for i in range(100_000)
+    )
     with within(10):
         robots = parse(body)
         for agent in ("bota", "zzz", "botb", "*"):

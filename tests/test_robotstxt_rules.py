@@ -6,6 +6,7 @@ for what Google's parser adds or does differently.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import pytest
@@ -54,17 +55,27 @@ A1 = {
     "ID_Whitespace_FileSeparatorIsNotWhitespace": Case(
         b"user-agent: *\ndisallow: /x\x1c", "bot", "/x", True, 0
     ),
-    "GoogleOnly_NulEndsLineContent": Case(b"user-agent: *\ndisallow: /x\0y", "bot", "/xz", False, 2),
+    "GoogleOnly_NulEndsLineContent": Case(
+        b"user-agent: *\ndisallow: /x\0y", "bot", "/xz", False, 2
+    ),
     "GoogleOnly_NulHidesComment": Case(b"user-agent: *\0# x\ndisallow: /x", "bot", "/x", False, 2),
     "ID_LineEnd_LF": Case(b"user-agent: *\n\ndisallow: /x", "bot", "/x", False, 3),
     "ID_LineEnd_CRLF": Case(b"user-agent: *\r\n\r\ndisallow: /x", "bot", "/x", False, 3),
     "ID_LineEnd_CR": Case(b"user-agent: *\r\rdisallow: /x", "bot", "/x", False, 3),
     "ID_LineEnd_Mixed": Case(b"user-agent: *\r\n\n\r\rdisallow: /x", "bot", "/x", False, 5),
     "ID_LineEnd_LFCRIsTwoBreaks": Case(b"user-agent: *\n\rdisallow: /x", "bot", "/x", False, 3),
-    "ID_LineEnd_LastLineNeedsNoTerminator": Case(b"user-agent: *\ndisallow: /x", "bot", "/x", False, 2),
-    "GoogleOnly_Bom_FullSkipped": Case(b"\xef\xbb\xbfuser-agent: *\ndisallow: /", "bot", "/", False, 2),
-    "GoogleOnly_Bom_TwoBytePrefixSkipped": Case(b"\xef\xbbuser-agent: *\ndisallow: /", "b", "/", False, 2),
-    "GoogleOnly_Bom_OneBytePrefixSkipped": Case(b"\xefuser-agent: *\ndisallow: /", "b", "/", False, 2),
+    "ID_LineEnd_LastLineNeedsNoTerminator": Case(
+        b"user-agent: *\ndisallow: /x", "bot", "/x", False, 2
+    ),
+    "GoogleOnly_Bom_FullSkipped": Case(
+        b"\xef\xbb\xbfuser-agent: *\ndisallow: /", "bot", "/", False, 2
+    ),
+    "GoogleOnly_Bom_TwoBytePrefixSkipped": Case(
+        b"\xef\xbbuser-agent: *\ndisallow: /", "b", "/", False, 2
+    ),
+    "GoogleOnly_Bom_OneBytePrefixSkipped": Case(
+        b"\xefuser-agent: *\ndisallow: /", "b", "/", False, 2
+    ),
     "GoogleOnly_Bom_BrokenPrefixKeepsRest": Case(
         b"\xef\x11\xbfuser-agent: *\ndisallow: /", "bot", "/", True, 0
     ),
@@ -125,13 +136,21 @@ def test_a1_max_line_length_is_reference_buffer_minus_terminator() -> None:
 
 A2 = {
     "ID_Comment_Ignored": Case("user-agent: * # all\ndisallow: /x # no x", "b", "/x", False, 2),
-    "ID_Comment_HashInPatternStartsComment": Case("user-agent: *\ndisallow: /a#b", "b", "/a", False, 2),
+    "ID_Comment_HashInPatternStartsComment": Case(
+        "user-agent: *\ndisallow: /a#b", "b", "/a", False, 2
+    ),
     "ID_Strip_BothSides": Case(" \tuser-agent : *\t\n  disallow\t:  /x  ", "b", "/x", False, 2),
     "ID_Colon_FirstColonSplits": Case("user-agent: *\ndisallow: /a:b", "b", "/a:b", False, 2),
-    "ID_Colon_FirstColonSplitsOnlyThatPart": Case("user-agent: *\ndisallow: /a:b", "b", "/a:", True, 0),
+    "ID_Colon_FirstColonSplitsOnlyThatPart": Case(
+        "user-agent: *\ndisallow: /a:b", "b", "/a:", True, 0
+    ),
     "GoogleOnly_MissingColon_TwoWords": Case("user-agent *\ndisallow /x", "b", "/x", False, 2),
-    "GoogleOnly_MissingColon_TabSeparates": Case("user-agent\t*\ndisallow\t/x", "b", "/x", False, 2),
-    "GoogleOnly_MissingColon_ThreeWordsIgnored": Case("user-agent: *\ndisallow /x y", "b", "/x", True, 0),
+    "GoogleOnly_MissingColon_TabSeparates": Case(
+        "user-agent\t*\ndisallow\t/x", "b", "/x", False, 2
+    ),
+    "GoogleOnly_MissingColon_ThreeWordsIgnored": Case(
+        "user-agent: *\ndisallow /x y", "b", "/x", True, 0
+    ),
     "GoogleOnly_MissingColon_VerticalTabDoesNotSeparate": Case(
         "user-agent: *\ndisallow\x0b/x", "b", "/x", True, 0
     ),
@@ -215,7 +234,9 @@ def test_a3_groups(case: Case) -> None:
 
 
 def test_a3_sitemaps_valid_anywhere() -> None:
-    body = "sitemap: http://a/1\nuser-agent: *\nsitemap: http://a/2\ndisallow: /\nsitemap: http://a/3"
+    body = (
+        "sitemap: http://a/1\nuser-agent: *\nsitemap: http://a/2\ndisallow: /\nsitemap: http://a/3"
+    )
     assert parse(body).sitemaps == ["http://a/1", "http://a/2", "http://a/3"]
 
 
@@ -227,17 +248,29 @@ GROUPS = "user-agent: googlebot-news\ndisallow: /1\nuser-agent: *\ndisallow: /2\
 
 A4 = {
     "ID_Agent_CaseInsensitive": Case("user-agent: FooBot\ndisallow: /", "foobot", "/", False, 2),
-    "ID_Agent_ProductTokenOfLineValue": Case("user-agent: FooBot/1.2\ndisallow: /", "foobot", "/", False, 2),
-    "ID_Agent_WildcardSuffixIgnored": Case("user-agent: FooBot*\ndisallow: /", "foobot", "/", False, 2),
+    "ID_Agent_ProductTokenOfLineValue": Case(
+        "user-agent: FooBot/1.2\ndisallow: /", "foobot", "/", False, 2
+    ),
+    "ID_Agent_WildcardSuffixIgnored": Case(
+        "user-agent: FooBot*\ndisallow: /", "foobot", "/", False, 2
+    ),
     "ID_Agent_FirstWordOnly": Case("user-agent: foobot news\ndisallow: /", "foobot", "/", False, 2),
-    "ID_Agent_FirstWordOnlyNotSecond": Case("user-agent: Foo Bar\ndisallow: /", "bar", "/", True, 0),
-    "ID_Agent_NoSubstringMatch": Case("user-agent: hedwig\ndisallow: /", "hedwig-images", "/", True, 0),
+    "ID_Agent_FirstWordOnlyNotSecond": Case(
+        "user-agent: Foo Bar\ndisallow: /", "bar", "/", True, 0
+    ),
+    "ID_Agent_NoSubstringMatch": Case(
+        "user-agent: hedwig\ndisallow: /", "hedwig-images", "/", True, 0
+    ),
     "ID_Agent_CallerUserAgentReduced": Case(
         "user-agent: foobot\ndisallow: /", "FooBot/2.1 (+http://x)", "/", False, 2
     ),
     "ID_Global_Star": Case("user-agent: *\ndisallow: /", "foobot", "/", False, 2),
-    "GoogleOnly_Global_StarSpaceText": Case("user-agent: * foo\ndisallow: /", "foobot", "/", False, 2),
-    "GoogleOnly_Global_StarTabText": Case("user-agent: *\tfoo\ndisallow: /", "foobot", "/", False, 2),
+    "GoogleOnly_Global_StarSpaceText": Case(
+        "user-agent: * foo\ndisallow: /", "foobot", "/", False, 2
+    ),
+    "GoogleOnly_Global_StarTabText": Case(
+        "user-agent: *\tfoo\ndisallow: /", "foobot", "/", False, 2
+    ),
     "GoogleOnly_Global_StarVerticalTabText": Case(
         "user-agent: *\x0bfoo\ndisallow: /", "foobot", "/", False, 2
     ),
@@ -269,7 +302,11 @@ A4 = {
     ),
     "ID_NoGroup_Allowed": Case("user-agent: x\ndisallow: /", "foobot", "/", True, 0),
     "ID_GroupNamingBothStarAndAgent_IsSpecific": Case(
-        "user-agent: *\nuser-agent: foobot\ndisallow: /x\nuser-agent: *\ndisallow: /", "foobot", "/y", True, 0
+        "user-agent: *\nuser-agent: foobot\ndisallow: /x\nuser-agent: *\ndisallow: /",
+        "foobot",
+        "/y",
+        True,
+        0,
     ),
     "ID_Tokens_SeveralMerged": Case(
         "user-agent: googlebot-news\ndisallow: /n\nuser-agent: googlebot\ndisallow: /g",
@@ -320,14 +357,24 @@ A5 = {
     "ID_Empty_DisallowAfterAllowNotReported": Case(
         "user-agent: *\ndisallow:\nallow:", "b", "/x", True, 3
     ),
-    "GoogleOnly_Escape_NonAsciiEscaped": Case("user-agent: *\ndisallow: /ツ", "b", "/%E3%83%84", False, 2),
-    "GoogleOnly_Escape_RawUrlDoesNotMatch": Case("user-agent: *\ndisallow: /ツ", "b", "/ツ", True, 0),
-    "GoogleOnly_Escape_HexUppercased": Case("user-agent: *\ndisallow: /%e3%83%84", "b", "/%E3%83%84", False, 2),
+    "GoogleOnly_Escape_NonAsciiEscaped": Case(
+        "user-agent: *\ndisallow: /ツ", "b", "/%E3%83%84", False, 2
+    ),
+    "GoogleOnly_Escape_RawUrlDoesNotMatch": Case(
+        "user-agent: *\ndisallow: /ツ", "b", "/ツ", True, 0
+    ),
+    "GoogleOnly_Escape_HexUppercased": Case(
+        "user-agent: *\ndisallow: /%e3%83%84", "b", "/%E3%83%84", False, 2
+    ),
     "GoogleOnly_Escape_LowercaseUrlDoesNotMatch": Case(
         "user-agent: *\ndisallow: /%E3", "b", "/%e3", True, 0
     ),
-    "GoogleOnly_Escape_NoDecoding": Case("user-agent: *\ndisallow: /%62%61%7A", "b", "/baz", True, 0),
-    "GoogleOnly_Escape_IncompleteEscapeKept": Case("user-agent: *\ndisallow: /%a", "b", "/%a", False, 2),
+    "GoogleOnly_Escape_NoDecoding": Case(
+        "user-agent: *\ndisallow: /%62%61%7A", "b", "/baz", True, 0
+    ),
+    "GoogleOnly_Escape_IncompleteEscapeKept": Case(
+        "user-agent: *\ndisallow: /%a", "b", "/%a", False, 2
+    ),
     "GoogleOnly_Escape_PriorityCountsEscapedBytes": Case(
         "user-agent: *\nallow: /é\ndisallow: /%C3%A9", "b", "/%C3%A9", True, 2
     ),
@@ -337,8 +384,12 @@ A5 = {
     "ID_Dollar_EndOnlyAtEnd": Case("user-agent: *\ndisallow: /a$", "b", "/a", False, 2),
     "ID_Dollar_EndRejectsLonger": Case("user-agent: *\ndisallow: /a$", "b", "/ab", True, 0),
     "ID_Dollar_LiteralInMiddle": Case("user-agent: *\ndisallow: /a$b", "b", "/a$b", False, 2),
-    "ID_Dollar_WildcardThenEnd": Case("user-agent: *\ndisallow: /*.php$", "b", "/x/y.php", False, 2),
-    "ID_Dollar_LastPieceMustEndPath": Case("user-agent: *\ndisallow: /*ab*ab$", "b", "/abab", False, 2),
+    "ID_Dollar_WildcardThenEnd": Case(
+        "user-agent: *\ndisallow: /*.php$", "b", "/x/y.php", False, 2
+    ),
+    "ID_Dollar_LastPieceMustEndPath": Case(
+        "user-agent: *\ndisallow: /*ab*ab$", "b", "/abab", False, 2
+    ),
     "ID_Dollar_LastPieceAfterEarlierPieces": Case(
         "user-agent: *\ndisallow: /*ab*ab$", "b", "/ab", True, 0
     ),
@@ -346,8 +397,12 @@ A5 = {
     "ID_Anchor_Prefix": Case("user-agent: *\ndisallow: /fish", "b", "/fishheads/x", False, 2),
     "ID_Anchor_NotSubstring": Case("user-agent: *\ndisallow: /fish", "b", "/catfish", True, 0),
     "ID_Case_Sensitive": Case("user-agent: *\ndisallow: /fish", "b", "/Fish.asp", True, 0),
-    "ID_NoLeadingSlash_MatchesNothing": Case("user-agent: *\ndisallow: fish/", "b", "/fish/", True, 0),
-    "ID_NoLeadingSlash_StarStillMatches": Case("user-agent: *\ndisallow: *fish", "b", "/fish", False, 2),
+    "ID_NoLeadingSlash_MatchesNothing": Case(
+        "user-agent: *\ndisallow: fish/", "b", "/fish/", True, 0
+    ),
+    "ID_NoLeadingSlash_StarStillMatches": Case(
+        "user-agent: *\ndisallow: *fish", "b", "/fish", False, 2
+    ),
     "ID_Priority_WildcardsCount": Case(
         "user-agent: *\nallow: /ab\ndisallow: /*b", "b", "/ab", True, 2
     ),
@@ -448,10 +503,18 @@ def test_a6_path_params_query(url: str, path: str) -> None:
 A6 = {
     "ID_Url_QueryMatched": Case("user-agent: *\ndisallow: /?id=", "b", "http://a.b?id=3", False, 2),
     "ID_Url_FragmentDropped": Case("user-agent: *\ndisallow: /a$", "b", "http://a.b/a#x", False, 2),
-    "ID_Url_ParamsMatched": Case("user-agent: *\ndisallow: /a;s=1", "b", "http://a.b/a;s=1", False, 2),
-    "GoogleOnly_Url_NulEndsPath": Case("user-agent: *\ndisallow: /a$", "b", "http://a.b/a\0x", False, 2),
-    "ID_Url_NonAsciiMatchedAsWritten": Case("user-agent: *\ndisallow: /*$", "b", "http://a.b/ツ", False, 2),
-    "ID_Url_NonAsciiSpannedByWildcard": Case("user-agent: *\ndisallow: /a*b$", "b", "http://a.b/aツb", False, 2),
+    "ID_Url_ParamsMatched": Case(
+        "user-agent: *\ndisallow: /a;s=1", "b", "http://a.b/a;s=1", False, 2
+    ),
+    "GoogleOnly_Url_NulEndsPath": Case(
+        "user-agent: *\ndisallow: /a$", "b", "http://a.b/a\0x", False, 2
+    ),
+    "ID_Url_NonAsciiMatchedAsWritten": Case(
+        "user-agent: *\ndisallow: /*$", "b", "http://a.b/ツ", False, 2
+    ),
+    "ID_Url_NonAsciiSpannedByWildcard": Case(
+        "user-agent: *\ndisallow: /a*b$", "b", "http://a.b/aツb", False, 2
+    ),
 }
 
 
@@ -537,14 +600,22 @@ def group(*rules: str) -> str:
 
 C = {
     "SpecC_LongerAllowWins": Case(group("allow: /p", "disallow: /"), "b", "/page", True, 2),
-    "SpecC_TieAllows": Case(group("allow: /folder", "disallow: /folder"), "b", "/folder/page", True, 2),
+    "SpecC_TieAllows": Case(
+        group("allow: /folder", "disallow: /folder"), "b", "/folder/page", True, 2
+    ),
     "SpecC_LongerWildcardDisallowWins": Case(
         group("allow: /page", "disallow: /*.htm"), "b", "/page.htm", False, 3
     ),
     "SpecC_DollarTieAllows": Case(group("allow: /$", "disallow: /"), "b", "/", True, 2),
-    "SpecC_DollarDoesNotMatchLonger": Case(group("allow: /$", "disallow: /"), "b", "/page.htm", False, 3),
-    "SpecC_WildcardLengths": Case(group("allow: /exam*", "disallow: /examp*"), "b", "/example.htm", False, 3),
-    "SpecC_EqualWildcardsTie": Case(group("allow: /examp*", "disallow: /examp*"), "b", "/example.htm", True, 2),
+    "SpecC_DollarDoesNotMatchLonger": Case(
+        group("allow: /$", "disallow: /"), "b", "/page.htm", False, 3
+    ),
+    "SpecC_WildcardLengths": Case(
+        group("allow: /exam*", "disallow: /examp*"), "b", "/example.htm", False, 3
+    ),
+    "SpecC_EqualWildcardsTie": Case(
+        group("allow: /examp*", "disallow: /examp*"), "b", "/example.htm", True, 2
+    ),
     "SpecC_StarAddsAByte": Case(
         group("allow: /example", "disallow: /example*"), "b", "/example.htm", False, 3
     ),
@@ -577,3 +648,36 @@ C = {
 @cases(C)
 def test_c_worked_examples(case: Case) -> None:
     check(case)
+
+
+# --- Sharing: parse once, ask from anywhere ------------------------------------------
+
+
+def test_one_parsed_file_answers_many_threads_alike() -> None:
+    body = (
+        "user-agent: *\ndisallow: /private/\nallow: /private/ok\ndisallow: /*.pdf$\n"
+        "user-agent: foobot\ndisallow: /\nallow: /*?public=\n"
+        + "".join(f"user-agent: bot{chr(97 + i)}\ndisallow: /{i}/\n" for i in range(26))
+    )
+    agents = ["foobot", "FooBot/1.0", "other", ["foobot", "x"]] + [
+        f"bot{chr(97 + i)}" for i in range(26)
+    ]
+    agents += [f"crawler{chr(97 + i)}" for i in range(26)] * 2  # more agents than the caches hold
+    paths = ["/", "/private/x", "/private/ok", "/a.pdf", "/x?public=1", "/3/x", "/25/"]
+    queries = [
+        (f"http{'s' * (i % 2)}://host{i % 3}.example{path}", agent)
+        for i, path in enumerate(paths)
+        for agent in agents
+    ]
+    expected = [parse(body).explain(url, agent) for url, agent in queries]
+    shared = parse(body)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        verdicts = list(pool.map(lambda query: shared.explain(*query), queries * 20))
+        allowed = list(pool.map(lambda query: shared.allowed(*query), queries * 20))
+    assert verdicts == expected * 20
+    assert allowed == [verdict.allowed for verdict in expected] * 20
+
+
+def test_repr_is_short() -> None:
+    robots = parse("user-agent: *\ndisallow: /x\nallow: /y\nsitemap: http://a/s.xml")
+    assert repr(robots) == "<RobotsTxt groups=1 rules=2 sitemaps=1>"

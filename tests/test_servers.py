@@ -18,11 +18,12 @@ import pytest
 import pytest_twisted
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
-from servers import UNRESOLVABLE_HOST, FtpServer, RefusedPort, Reply, Site, run_crawl
 from twisted.internet import defer, protocol, ssl
 from twisted.python.failure import Failure
 from twisted.web.client import Agent, BrowserLikePolicyForHTTPS, Response, ResponseDone
 from twisted.web.http_headers import Headers
+
+from servers import UNRESOLVABLE_HOST, FtpServer, RefusedPort, Reply, Site, run_crawl
 
 # --------------------------------------------------------------------------
 # helpers

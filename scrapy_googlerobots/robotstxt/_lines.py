@@ -1,8 +1,9 @@
 """The tokenizer: robots.txt bytes -> physical lines -> (key, value) directives.
 
-One tokenizer, several consumers: :func:`scrapy_googlerobots.robotstxt.parse`
-compiles the directives into rules, :func:`scan_lines` reports every line with
-its metadata (for the linter). Both follow google/robotstxt ``robots.cc``
+One tokenizer, several consumers: :func:`scan_lines` reports every line with
+its metadata (for the linter); :func:`scrapy_googlerobots.robotstxt.parse`
+runs the same steps in a loop of its own that skips, unparsed, every line that
+cannot hold a key it cares for. Both follow google/robotstxt ``robots.cc``
 (``RobotsTxtParser::Parse`` and ``GetKeyAndValueFrom``) byte for byte.
 """
 
@@ -218,57 +219,13 @@ def scan_lines(body: bytes | str) -> Iterator[RobotsLine]:
             )  # fmt: skip
 
 
-_EXACT_KEYS = {
+#: Keys as most files spell them, lower-cased (a dict lookup beats classify_key).
+EXACT_KEYS = {
     b"user-agent": LineKind.USER_AGENT,
     b"allow": LineKind.ALLOW,
     b"disallow": LineKind.DISALLOW,
     b"sitemap": LineKind.SITEMAP,
 }
-_WHITESPACE_BYTES = frozenset(WHITESPACE)
-
-
-def directives(
-    data: bytes, first_bytes: frozenset[int] | None = None
-) -> Iterator[tuple[int, LineKind, bytes, bytes]]:
-    """(line number, kind, key, value) of every directive line; values not escaped.
-
-    With ``first_bytes``, lines whose key cannot start with one of those bytes
-    are skipped unparsed (a consumer that only cares for some keys saves the
-    work on comments, prose and HTML).
-    """
-    number = 0
-    for chunk in line_chunks(data):
-        has_nul = b"\0" in chunk
-        has_long_lines = len(chunk) > MAX_LINE_LENGTH
-        for line in chunk.split(b"\n"):
-            number += 1
-            if not line:
-                continue
-            if first_bytes is not None and line[0] not in first_bytes:
-                if line[0] not in _WHITESPACE_BYTES:
-                    continue
-                start = line.lstrip(WHITESPACE)[:1]
-                if not start or start[0] not in first_bytes:
-                    continue
-            if has_long_lines:
-                line = line[:MAX_LINE_LENGTH]
-            if has_nul and b"\0" in line:
-                line = line[: line.index(b"\0")]  # the reference works on C strings
-            if b"#" in line:
-                line = line[: line.index(b"#")]
-            key, colon, value = line.partition(b":")
-            if colon:  # the common case, split_directive's work done inline
-                key = key.strip(WHITESPACE)
-                if not key:
-                    continue
-                value = value.strip(WHITESPACE)
-            else:
-                directive = split_directive(line.strip(WHITESPACE))
-                if directive is None:
-                    continue
-                key, value = directive[0], directive[1]
-            kind = _EXACT_KEYS.get(key.lower()) or classify_key(key)[0]
-            yield number, kind, key, value
 
 
 def to_bytes(body: bytes | str) -> bytes:

@@ -10,16 +10,17 @@ import re
 from array import array
 from bisect import bisect_right
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["NO_MATCH", "RuleIndex", "path_params_query", "pattern_matches"]
 
 _PATH_START = re.compile(rb"[/?;]")
 
-# The shape of nearly every URL a crawler asks about: a scheme ("://" before
-# any of "/?;#"), an authority free of "/?;#", then a path that starts with
-# "/". Its path runs to the first "#" or NUL -- exactly what the general code
-# below returns for such URLs, in one C call.
-PLAIN_URL = re.compile(rb"[^/?;#]*?://[^/?;#]*(/[^#\0]*)").match
+# The shape of nearly every URL a crawler asks about: "http(s)://", an
+# authority free of "/?;#", then a path that starts with "/". For it the
+# general code below comes down to "everything after the authority, up to the
+# first # or NUL"; this finds the authority in one short C call.
+HTTP_AUTHORITY = re.compile(rb"https?://[^/?;#]*(?=/)").match
 
 
 def path_params_query(url: bytes) -> bytes:
@@ -29,9 +30,10 @@ def path_params_query(url: bytes) -> bytes:
     (``/`` when there is no path). A NUL ends the path (the reference hands it
     on as a C string).
     """
-    plain = PLAIN_URL(url)
-    if plain is not None:
-        return plain[1]
+    authority = HTTP_AUTHORITY(url)
+    if authority is not None:
+        path = url[authority.end() :]
+        return _cut(path) if 35 in path or 0 in path else path  # 35: "#"
     start = 2 if url.startswith(b"//") else 0  # initial two slashes are ignored
     early = _PATH_START.search(url, start)
     scheme_end = url.find(b"://", start)
@@ -49,10 +51,17 @@ def path_params_query(url: bytes) -> bytes:
     hash_pos = url.find(b"#", start)
     if 0 <= hash_pos < path_start:
         return b"/"
-    path = url[path_start:hash_pos] if hash_pos >= 0 else url[path_start:]
-    if b"\0" in path:
-        path = path[: path.index(b"\0")]
+    path = _cut(url[path_start:hash_pos] if hash_pos >= 0 else url[path_start:])
     return path if path[:1] == b"/" else b"/" + path
+
+
+def _cut(path: bytes) -> bytes:
+    """``path`` up to its first ``#`` (the fragment) or NUL (the C string's end)."""
+    for stop in b"#\0":
+        end = path.find(stop)
+        if end >= 0:
+            path = path[:end]
+    return path
 
 
 def match_pieces(path: bytes, pieces: tuple[bytes, ...], end_anchored: bool) -> bool:
@@ -96,6 +105,17 @@ def pattern_matches(path: bytes, pattern: bytes) -> bool:
     return match_pieces(path, tuple(pattern.split(b"*")), end_anchored)
 
 
+# Lists of at least this many special patterns get a one-pass needle prefilter.
+_PREFILTER_MIN = 8
+# ... and those of at least this many, a needle index instead: each needle is
+# filed under one of its _GRAM-byte substrings (the rarest in the list), so a
+# path needs only the needles filed under its own substrings checked.
+_GRAM_INDEX_MIN = 64
+_GRAM = 4
+# Both pay off for URL-sized paths only; a longer path gets the plain loop,
+# whose every step is a linear-time substring search.
+_PREFILTER_PATH_MAX = 4096
+
 #: What :meth:`RuleIndex.first_match` returns when no pattern matches.
 NO_MATCH = 1 << 62
 
@@ -133,15 +153,25 @@ class RuleIndex:
     def __init__(self, patterns: Sequence[bytes]) -> None:
         plain: dict[bytes, int] = {}
         specials: dict[bytes, list[_Special]] = {}
+        seen: set[bytes] = set()
         for rank, pattern in enumerate(patterns):
+            if pattern in seen:
+                continue  # the same pattern ranked earlier always wins
+            seen.add(pattern)
             end_anchored = pattern.endswith(b"$")
             body = pattern[:-1] if end_anchored else pattern
             if b"*" not in body and not end_anchored:
-                plain.setdefault(pattern, rank)  # the first plain one always wins
+                plain[pattern] = rank
                 continue
             special: _Special
             if b"*" in body:
+                # "**" is "*", and a final "*" adds nothing to what matches
+                # (only to the priority, which the rank already reflects).
                 pieces = tuple(body.split(b"*"))
+                inner = [piece for piece in pieces[1:-1] if piece]
+                if end_anchored or pieces[-1]:
+                    inner.append(pieces[-1])
+                pieces = (pieces[0], *inner) if inner else (pieces[0], b"")
                 special = (rank, max(pieces[1:], key=len), pieces, end_anchored)
                 head = pieces[0]
             else:
@@ -155,7 +185,7 @@ class RuleIndex:
         # it: the best plain rank, and the nearest one with special patterns.
         chain_best = array("q")
         next_special = array("i")
-        self._specials: dict[int, tuple[_Special, ...]] = {}
+        self._specials: dict[int, tuple[Any, tuple[_Special, ...]]] = {}
         stack: list[int] = []  # the chain of heads that are prefixes of the current one
         for position, head in enumerate(heads):
             while stack and not head.startswith(heads[stack[-1]]):
@@ -165,7 +195,15 @@ class RuleIndex:
             best = plain.get(head, NO_MATCH)
             chain_best.append(best if parent < 0 else min(best, chain_best[parent]))
             if head in specials:
-                self._specials[position] = tuple(s for s in specials[head] if s[0] < best)
+                filed = tuple(s for s in specials[head] if s[0] < best)
+                prefilter: Any = None
+                if len(filed) >= _GRAM_INDEX_MIN:
+                    prefilter = _gram_index(filed)
+                elif len(filed) >= _PREFILTER_MIN:
+                    needles = sorted({s[1] for s in filed}, key=len, reverse=True)
+                    if all(needles):
+                        prefilter = re.compile(b"|".join(map(re.escape, needles))).search
+                self._specials[position] = (prefilter, filed)
                 next_special.append(position)
             else:
                 next_special.append(-1 if parent < 0 else next_special[parent])
@@ -178,17 +216,33 @@ class RuleIndex:
     def first_match(self, path: bytes) -> int:
         """The rank of the first pattern (in precedence order) that matches, or NO_MATCH."""
         heads = self._heads
-        parents = self._parents
         position = bisect_right(heads, path) - 1
-        while position >= 0 and not path.startswith(heads[position]):
-            position = parents[position]
         if position < 0:
             return NO_MATCH
+        parents = self._parents
+        while not path.startswith(heads[position]):
+            position = parents[position]
+            if position < 0:
+                return NO_MATCH
         # Every head up the chain from here is a prefix of the path.
         best: int = self._chain_best[position]
         position = self._next_special[position]
+        if position < 0:
+            return best
         while position >= 0:
-            for rank, needle, pieces, end_anchored in self._specials[position]:
+            prefilter, specials = self._specials[position]
+            if prefilter is not None and len(path) <= _PREFILTER_PATH_MAX:
+                if isinstance(prefilter, tuple):
+                    always, grams = prefilter
+                    hits = set(always)
+                    for gram in grams.keys() & {
+                        path[i : i + _GRAM] for i in range(len(path) - _GRAM + 1)
+                    }:
+                        hits.update(grams[gram])
+                    specials = tuple(specials[i] for i in sorted(hits))
+                elif prefilter(path) is None:
+                    specials = ()
+            for rank, needle, pieces, end_anchored in specials:
                 if rank >= best:
                     break
                 if needle in path and (
@@ -200,3 +254,26 @@ class RuleIndex:
             if position >= 0:
                 position = self._next_special[position]
         return best
+
+
+def _gram_index(
+    specials: tuple[_Special, ...],
+) -> tuple[tuple[int, ...], dict[bytes, tuple[int, ...]]]:
+    """(specials whose needle is too short to index, gram -> specials filed under it)."""
+
+    def grams(needle: bytes) -> set[bytes]:
+        return {needle[i : i + _GRAM] for i in range(len(needle) - _GRAM + 1)}
+
+    frequency: dict[bytes, int] = {}
+    for special in specials:
+        for gram in grams(special[1]):
+            frequency[gram] = frequency.get(gram, 0) + 1
+    always: list[int] = []
+    filed: dict[bytes, list[int]] = {}
+    for index, special in enumerate(specials):
+        candidates = grams(special[1])
+        if candidates:
+            filed.setdefault(min(candidates, key=frequency.__getitem__), []).append(index)
+        else:
+            always.append(index)
+    return tuple(always), {gram: tuple(indexes) for gram, indexes in filed.items()}

@@ -8,8 +8,18 @@ from array import array
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from ._lines import WHITESPACE, LineKind, directives, escape_pattern, to_bytes
-from ._match import NO_MATCH, PLAIN_URL, RuleIndex, path_params_query
+from ._lines import (
+    EXACT_KEYS,
+    MAX_LINE_LENGTH,
+    WHITESPACE,
+    LineKind,
+    classify_key,
+    escape_pattern,
+    line_chunks,
+    split_directive,
+    to_bytes,
+)
+from ._match import HTTP_AUTHORITY, NO_MATCH, RuleIndex, path_params_query
 
 __all__ = ["GOOGLE_MAX_SIZE", "RobotsTxt", "Verdict", "parse", "product_token"]
 
@@ -107,20 +117,13 @@ class _Policy:
         return Verdict(line > 0, abs(line), self.written[rank].decode("utf-8", "replace"))
 
 
-def _url_bytes(url: str) -> bytes:
-    try:
-        return url.encode()
-    except UnicodeEncodeError:  # lone surrogates: still bytes, never an error
-        return url.encode("utf-8", "surrogatepass")
-
-
 UserAgent = str | Iterable[str]
 
 
 class RobotsTxt:
     """A parsed robots.txt. Immutable from the outside and safe to share between threads."""
 
-    __slots__ = ("_by_groups", "_groups", "_policies", "_sitemaps")
+    __slots__ = ("_authority", "_by_groups", "_groups", "_policies", "_sitemaps")
 
     def __init__(self, groups: list[_Group], sitemaps: list[str]) -> None:
         self._groups = tuple(groups)
@@ -130,12 +133,14 @@ class RobotsTxt:
         # crawlers that end up with the same groups share one compiled policy.
         self._policies: dict[object, _Policy] = {}
         self._by_groups: dict[tuple[int, ...], _Policy] = {}
+        # The last "http(s)://authority" seen (see _path); initially one that
+        # no URL which passes the NUL test in allowed() can start with.
+        self._authority = "\0"
 
     def __repr__(self) -> str:
         rules = sum(len(group.values) for group in self._groups)
         return (
-            f"<RobotsTxt groups={len(self._groups)} rules={rules}"
-            f" sitemaps={len(self._sitemaps)}>"
+            f"<RobotsTxt groups={len(self._groups)} rules={rules} sitemaps={len(self._sitemaps)}>"
         )
 
     @property
@@ -153,19 +158,49 @@ class RobotsTxt:
             policy = self._policies[user_agent]
         except (KeyError, TypeError):  # not seen yet, or a list of agents
             policy = self._policy(user_agent)
-        # The hot path: path_params_query(_url_bytes(url)) spelled out.
-        try:
-            data = url.encode()
-        except UnicodeEncodeError:
-            data = _url_bytes(url)
-        plain = PLAIN_URL(data)
-        rank = policy.first_match(plain[1] if plain else path_params_query(data))
+        if not policy.lines:
+            return True  # no rule applies: nothing to look at
+        # The hot path: a URL on the origin of the last one (see _path), in
+        # plain ASCII, without fragment or NUL: its path is what follows the
+        # authority. Anything else takes the general way.
+        authority = self._authority
+        if (
+            url.startswith(authority)
+            and url.startswith("/", len(authority))
+            and url.isascii()
+            and "#" not in url
+            and "\0" not in url
+        ):
+            rank = policy.first_match(url[len(authority) :].encode())
+        else:
+            rank = policy.first_match(self._path(url))
         return rank == NO_MATCH or policy.lines[rank] > 0
 
     def explain(self, url: str, user_agent: UserAgent) -> Verdict:
         """The verdict for ``url`` with the line and rule that decided it."""
         policy = self._policy(user_agent)
-        return policy.verdict(policy.first_match(path_params_query(_url_bytes(url))))
+        return policy.verdict(policy.first_match(self._path(url)))
+
+    def _path(self, url: str) -> bytes:
+        """``path_params_query`` of the URL's UTF-8 bytes.
+
+        Nearly every URL is "http(s)://authority/path", and nearly every URL
+        asked about one robots.txt has the same authority (the file governs
+        one origin): the last one seen is remembered for ``allowed``.
+        """
+        try:
+            data = url.encode()
+        except UnicodeEncodeError:  # lone surrogates: still bytes, never an error
+            data = url.encode("utf-8", "surrogatepass")
+        found = HTTP_AUTHORITY(data)
+        if found is None:
+            return path_params_query(data)
+        authority = data[: found.end()]
+        if authority.isascii():
+            self._authority = authority.decode("ascii")
+        if 35 in data or 0 in data:  # "#" or NUL: let the general code cut
+            return path_params_query(data)
+        return data[found.end() :]
 
     def crawl_delay(self, user_agent: UserAgent) -> float | None:
         """The ``crawl-delay`` of the group(s) that apply to ``user_agent``, if any.
@@ -209,42 +244,99 @@ def parse(body: bytes | str, *, max_size: int | None = None) -> RobotsTxt:
     data = to_bytes(body)
     if max_size is not None:
         data = data[: max(max_size, 0)]
-    groups: list[_Group] = []
-    group: _Group | None = None
-    group_has_rules = False
-    sitemaps: list[str] = []
-    for number, kind, key, value in directives(data, _KEY_STARTS):
-        if kind is LineKind.USER_AGENT:
-            # Only an allow/disallow line ends a run of user-agent lines
-            # (Google-specific: sitemap and other records do not).
-            if group is None or group_has_rules:
-                group = _Group()
-                groups.append(group)
-                group_has_rules = False
-            # Google-specific: "*" followed by whitespace and more text is
-            # still the global agent.
-            if value[:1] == b"*" and (len(value) == 1 or value[1] in WHITESPACE):
-                group.is_global = True
+    builder = _Builder()
+    number = 0
+    for chunk in line_chunks(data):
+        has_nul = 0 in chunk
+        has_long_lines = len(chunk) > MAX_LINE_LENGTH
+        # The steps of scan_lines, inlined: this loop is the parse time.
+        for line in chunk.split(b"\n"):
+            number += 1
+            if not line:
+                continue
+            if line[0] not in _KEY_STARTS:
+                if line[0] not in _WHITESPACE_BYTES:
+                    continue
+                start = line.lstrip(WHITESPACE)[:1]
+                if not start or start[0] not in _KEY_STARTS:
+                    continue
+            if has_long_lines:
+                line = line[:MAX_LINE_LENGTH]
+            if has_nul and 0 in line:
+                line = line[: line.index(0)]  # the reference works on C strings
+            if 35 in line:  # "#": a comment
+                line = line[: line.index(35)]
+            key, colon, value = line.partition(b":")
+            if colon:
+                key = key.strip(WHITESPACE)  # not empty: it starts with a letter
+                value = value.strip(WHITESPACE)
             else:
-                token = _TOKEN_BYTES.match(value)[0]  # type: ignore[index]
-                group.tokens.add(sys.intern(token.decode("ascii").lower()))  # type: ignore[union-attr]
-        elif kind is LineKind.ALLOW or kind is LineKind.DISALLOW:
-            if group is not None:  # rules before any user-agent line are ignored
-                group.lines.append(number if kind is LineKind.ALLOW else -number)
-                group.values.append(value)  # type: ignore[union-attr]
-                group_has_rules = True
-        elif kind is LineKind.SITEMAP:
-            if value:
-                sitemaps.append(value.decode("utf-8", "replace"))
-        elif (
-            group is not None
-            and group.crawl_delay is None
-            and len(key) == len(_CRAWL_DELAY_KEY)
-            and key.lower() == _CRAWL_DELAY_KEY
-            and _CRAWL_DELAY.fullmatch(value)
-        ):
+                directive = split_directive(line.strip(WHITESPACE))
+                if directive is None:
+                    continue
+                key, value = directive[0], directive[1]
+            kind = EXACT_KEYS.get(key.lower()) or classify_key(key)[0]
+            if kind is _DISALLOW or kind is _ALLOW:
+                builder.rule(number if kind is _ALLOW else -number, value)
+            elif kind is _USER_AGENT:
+                builder.user_agent(value)
+            elif kind is _SITEMAP:
+                if value:
+                    builder.sitemaps.append(value.decode("utf-8", "replace"))
+            elif len(key) == len(_CRAWL_DELAY_KEY) and key.lower() == _CRAWL_DELAY_KEY:
+                builder.crawl_delay(value)
+    return builder.build()
+
+
+_ALLOW = LineKind.ALLOW
+_DISALLOW = LineKind.DISALLOW
+_USER_AGENT = LineKind.USER_AGENT
+_SITEMAP = LineKind.SITEMAP
+_WHITESPACE_BYTES = frozenset(WHITESPACE)
+
+
+class _Builder:
+    """Groups the directives the way the reference's matcher state machine does."""
+
+    __slots__ = ("group", "group_has_rules", "groups", "sitemaps")
+
+    def __init__(self) -> None:
+        self.groups: list[_Group] = []
+        self.group: _Group | None = None
+        self.group_has_rules = False
+        self.sitemaps: list[str] = []
+
+    def user_agent(self, value: bytes) -> None:
+        group = self.group
+        # Only an allow/disallow line ends a run of user-agent lines
+        # (Google-specific: sitemap and other records do not).
+        if group is None or self.group_has_rules:
+            group = self.group = _Group()
+            self.groups.append(group)
+            self.group_has_rules = False
+        # Google-specific: "*" followed by whitespace and more text is still
+        # the global agent.
+        if value[:1] == b"*" and (len(value) == 1 or value[1] in WHITESPACE):
+            group.is_global = True
+        else:
+            token = _TOKEN_BYTES.match(value)[0]  # type: ignore[index]
+            group.tokens.add(sys.intern(token.decode("ascii").lower()))  # type: ignore[union-attr]
+
+    def rule(self, line: int, value: bytes) -> None:
+        """A rule at ``line`` (negative for disallow); ignored before any user-agent line."""
+        group = self.group
+        if group is not None:
+            group.lines.append(line)
+            group.values.append(value)  # type: ignore[union-attr]
+            self.group_has_rules = True
+
+    def crawl_delay(self, value: bytes) -> None:
+        group = self.group
+        if group is not None and group.crawl_delay is None and _CRAWL_DELAY.fullmatch(value):
             group.crawl_delay = float(value)
-    for group in groups:  # freeze: compact and immutable from here on
-        group.tokens = frozenset(group.tokens)
-        group.values = tuple(group.values)
-    return RobotsTxt(groups, sitemaps)
+
+    def build(self) -> RobotsTxt:
+        for group in self.groups:  # freeze: compact and immutable from here on
+            group.tokens = frozenset(group.tokens)
+            group.values = tuple(group.values)
+        return RobotsTxt(self.groups, self.sitemaps)
