@@ -19,6 +19,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import IgnoreRequest, NotSupported
 from scrapy.http import Response
 from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.python.failure import Failure
 
 from demo_project.demoweb import DemoWeb
@@ -119,7 +120,7 @@ class DemoSpider(scrapy.Spider):
     def on_robots_exchange(self, exchange: Exchange) -> None:
         self.exchanges.append(exchange)
 
-    def on_spider_closed(self, spider: scrapy.Spider) -> Any:
+    async def on_spider_closed(self, spider: scrapy.Spider) -> None:
         user_agent = self.crawler.settings.get("ROBOTSTXT_USER_AGENT") or self.crawler.settings.get(
             "USER_AGENT"
         )
@@ -127,5 +128,4 @@ class DemoSpider(scrapy.Spider):
         stats = self.crawler.stats.get_stats() if self.crawler.stats else {}
         print(render(user_agent, origins, self.exchanges, stats), flush=True)
         if self.web is not None:
-            return self.web.stop()
-        return None
+            await maybe_deferred_to_future(self.web.stop())
