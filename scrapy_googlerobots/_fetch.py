@@ -291,8 +291,10 @@ class _BodyLimit:
         self.raw += len(data)
         inflater = self.inflater
         if inflater is None:
-            if self.raw >= self.max_size:
-                self.truncated = self.raw > self.max_size
+            # Stop on the first byte past the limit: a body of exactly
+            # max_size bytes is complete, anything more is truncated.
+            if self.raw > self.max_size:
+                self.truncated = True
                 return StopDownload(fail=False)
             return None
         # One byte more than there is room for tells "there is more".

@@ -130,7 +130,10 @@ def _key_problems(line: RobotsLine) -> list[Problem]:
         )]
     assert line.kind is not None
     canonical = _CANONICAL_KEYS[line.kind]
-    if any(byte in key for byte in b" \t") and key != b"user agent":
+    # "user agent" (a typo Google accepts) has a space of its own; after it, or
+    # in any other key, a space means the key swallowed a word.
+    words = key[len(b"user agent") :] if key.startswith(b"user agent") else key
+    if any(byte in words for byte in b" \t"):
         # "disallow /a:/b": the first ':' splits, so the key swallowed a word.
         return [_error(
             "misread-key",
@@ -221,7 +224,7 @@ def _bom_problem(body: bytes) -> Problem | None:
             "bom", "the file starts with a UTF-8 byte-order mark: Google skips it, "
             "other crawlers may read it as part of the first key",
         )
-    if body[:1] == _BOM[:1] and (len(body) == 1 or body[1:2] == _BOM[1:2]):
+    if body[:1] == _BOM[:1]:  # "EF", "EF BB", "EF x…": Google skips what matches the BOM
         return _warning(
             "bom", "the file starts with an incomplete byte-order mark, which Google skips"
         )

@@ -636,6 +636,10 @@ class GoogleRobotsTxtMiddleware:
     async def _fetch(self, state: _OriginState, basis: PolicyRecord | None) -> None:
         record: PolicyRecord | None = None
         try:
+            # Start on a later reactor turn, as the asyncio reactor does anyway:
+            # never inside the handler that asked for it (a spider_opened
+            # handler may run before other middlewares have set themselves up).
+            await _sleep(0.0)
             if await self._lease(state, basis):
                 try:
                     self._stats.inc_value("robotstxt/request_count")
@@ -651,7 +655,9 @@ class GoogleRobotsTxtMiddleware:
                 finally:
                     self._store.release_fetch_lease(state.key)
                 self._report(state, result, record, previous)
-                if result.response is not None and record.outcome is not FetchOutcome.UNREACHABLE:
+                # Only a fetch that yielded a policy (not an unreachable one
+                # that merely kept a previous good copy).
+                if result.response is not None and result.outcome is not FetchOutcome.UNREACHABLE:
                     await self._send_robots_parsed(record, state.trigger)
         finally:
             state.fetching = False

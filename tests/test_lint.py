@@ -73,6 +73,10 @@ CASES: dict[str, tuple[bytes, list[tuple[int, str, list[str]]]]] = {
         b"User-agents: *\nDisallowed: /x\n",
         [(1, W, ["accepted-typo"]), (2, W, ["accepted-typo"])],
     ),
+    "warning-typo-read-by-prefix-is-no-misread-key": (
+        b"User agents: *\nDisallow: /x\nUser agent foo: b\nDisallow: /y\n",
+        [(1, W, ["accepted-typo"]), (3, E, ["misread-key"])],
+    ),
     "warning-missing-colon": (
         b"User-agent *\nDisallow /x\n",
         [(1, W, ["missing-colon"]), (2, W, ["missing-colon"])],
@@ -84,6 +88,14 @@ CASES: dict[str, tuple[bytes, list[tuple[int, str, list[str]]]]] = {
     "warning-partial-bom-at-start": (
         b"\xef\xbbUser-agent: *\nDisallow: /x\n",
         [(1, W, ["bom"])],
+    ),
+    "warning-lone-bom-byte-at-start": (
+        b"\xefUser-agent: *\nDisallow: /x\n",
+        [(1, W, ["bom"])],
+    ),
+    "warning-broken-bom-at-start": (
+        b"\xef\x11\xbfUser-agent: *\nDisallow: /x\n",
+        [(1, E, ["unknown-key", "invalid-utf8", "bom"]), (2, E, ["rule-outside-group"])],
     ),
     "warning-invalid-utf8": (
         b"User-agent: *\nDisallow: /caf\xe9\n",

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import pytest_twisted
-from scrapy import Request
+from scrapy import Request, signals
 
 from middleware_support import (
     ChainSpider,
@@ -23,6 +23,7 @@ from middleware_support import (
     requires_parking,
     robots_settings,
     robots_stats,
+    spider_with_signals,
     then,
 )
 from servers import Reply, Site, run_crawl
@@ -113,6 +114,28 @@ async def test_failed_refresh_keeps_the_good_copy(site: Site) -> None:
     assert "robotstxt/unreachable/deferred" not in stats
     warnings = result.messages(logging.WARNING, logger=MODULE)
     assert any("could not be refreshed (HTTP 503); keeping the copy" in m for m in warnings)
+
+
+@pytest.mark.skipif(not hasattr(signals, "robots_parsed"), reason="Scrapy without robots_parsed")
+@pytest_twisted.ensureDeferred
+async def test_failed_refresh_sends_no_robots_parsed(site: Site) -> None:
+    # robots_parsed follows a fetch that yields a policy; a refresh that finds
+    # the site unreachable yields none, even though the old copy stays in use.
+    clock = MovableClock()
+    site.script("/robots.txt", Reply(200, b"User-agent: *\nDisallow: /x\n"), Reply(503))
+    parsed: list[str] = []
+
+    def on_parsed(robotparser: Any, request: Request, **_: Any) -> None:
+        parsed.append(request.url)
+
+    spider = spider_with_signals(ChainSpider, robots_parsed=on_parsed)
+    start = [Request(site.url("/first"), meta=_after(clock, DAY + 1, site.url("/y")))]
+    settings = robots_settings(middleware=clocked(clock), RETRY_ENABLED=False)
+    result = await run_crawl(settings, start, spider_cls=spider)
+    assert sorted(result.downloaded) == [site.url("/first"), site.url("/y")]
+    assert site.hits("/robots.txt") == 2
+    assert robots_stats(result)["robotstxt/unreachable/stale_kept"] == 1
+    assert parsed == [site.url("/first")]
 
 
 @pytest_twisted.ensureDeferred

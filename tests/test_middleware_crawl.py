@@ -484,6 +484,29 @@ async def test_unasked_encoding_read_as_empty(site: Site) -> None:
     assert any("not asked for (br)" in m for m in result.messages(logging.WARNING, logger=MODULE))
 
 
+@pytest.mark.parametrize("compression", [True, False], ids=["httpcompression_on", "off"])
+@pytest_twisted.ensureDeferred
+async def test_robots_txt_served_from_scrapy_http_cache(
+    site: Site, tmp_path: Any, compression: bool
+) -> None:
+    # HttpCacheMiddleware answers the second crawl's robots.txt request: the
+    # cached (gzip) response never streams through bytes_received, yet its
+    # rules apply.
+    site.script("/robots.txt", Reply(200, EARLY, gzip=True))
+    settings = robots_settings(
+        HTTPCACHE_ENABLED=True,
+        HTTPCACHE_DIR=str(tmp_path / "httpcache"),
+        COMPRESSION_ENABLED=compression,
+    )
+    first = await run_crawl(settings, [site.url("/early"), site.url("/one")])
+    second = await run_crawl(settings, [site.url("/early"), site.url("/two")])
+    assert first.downloaded == [site.url("/one")]
+    assert second.downloaded == [site.url("/two")]
+    assert site.hits("/robots.txt") == 1
+    assert second.stats.get("httpcache/hit", 0) >= 1
+    assert robots_stats(second)["robotstxt/forbidden"] == 1
+
+
 # --------------------------------------------------------------------------
 # Scope (SPEC B1)
 
