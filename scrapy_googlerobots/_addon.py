@@ -83,7 +83,10 @@ def swap_middleware(settings: BaseSettings) -> None:
         logger.warning(
             "%s disables %s, so the scrapy_googlerobots add-on does not enable %s; "
             "add it to %s yourself to use it",
-            _SETTING, STOCK_MIDDLEWARE, GOOGLE_MIDDLEWARE, _SETTING,
+            _SETTING,
+            STOCK_MIDDLEWARE,
+            GOOGLE_MIDDLEWARE,
+            _SETTING,
         )
         # Keep it off on Scrapy < 2.13 too, where a class key in the user dict
         # does not override the base's import path.

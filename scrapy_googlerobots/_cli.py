@@ -70,8 +70,9 @@ def read_source(
     if spec == "-":
         return _read_stream("<stdin>", sys.stdin.buffer, limit, read_size)
     if _URL.match(spec):
-        return _fetch(spec, limit=limit, read_size=read_size, timeout=timeout,
-                      user_agent=user_agent)
+        return _fetch(
+            spec, limit=limit, read_size=read_size, timeout=timeout, user_agent=user_agent
+        )
     try:
         with open(spec, "rb") as stream:
             return _read_stream(spec, stream, limit, read_size)
@@ -151,8 +152,10 @@ def run_check(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             "(it must start with a letter, '_' or '-')"
         )
     if token != args.user_agent:
-        print(f"{PROG}: note: matching as {token!r}, the product token of "
-              f"{args.user_agent!r}", file=err)
+        print(
+            f"{PROG}: note: matching as {token!r}, the product token of {args.user_agent!r}",
+            file=err,
+        )
     source = read_source(
         args.robots, limit=GOOGLE_MAX_SIZE, timeout=args.timeout, user_agent=args.user_agent
     )
@@ -162,13 +165,19 @@ def run_check(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             print(f"ALLOWED     {url}  ({source.reason})", file=out)
         return EXIT_OK
     if source.truncated:
-        print(f"{PROG}: note: {source.name}: only the first {GOOGLE_MAX_SIZE:,} bytes "
-              "are read and used, as by Google", file=err)
+        print(
+            f"{PROG}: note: {source.name}: only the first {GOOGLE_MAX_SIZE:,} bytes "
+            "are read and used, as by Google",
+            file=err,
+        )
     rules = parse(source.body, max_size=GOOGLE_MAX_SIZE)
     texts = _rule_texts(source.body)
     if not texts:
-        print(f"{PROG}: note: {source.name}: no allow or disallow rule found; "
-              "Google allows every URL", file=err)
+        print(
+            f"{PROG}: note: {source.name}: no allow or disallow rule found; "
+            "Google allows every URL",
+            file=err,
+        )
     status = EXIT_OK
     for url in args.urls:
         verdict = rules.explain(canonicalize_url(url), token)
@@ -188,7 +197,10 @@ def run_check(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
 def run_lint(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """``googlerobots lint``: one diagnostic per problem line; exit 1 if any is an error."""
     source = read_source(
-        args.robots, limit=GOOGLE_MAX_SIZE, timeout=args.timeout, user_agent=args.user_agent,
+        args.robots,
+        limit=GOOGLE_MAX_SIZE,
+        timeout=args.timeout,
+        user_agent=args.user_agent,
         probe=True,
     )
     diagnostics: list[Diagnostic] = []
@@ -212,8 +224,10 @@ def run_lint(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             print(f"{source.name}: {source.reason}; Google allows every URL", file=out)
         for d in diagnostics:
             print(f"{source.name}:{d.line}: {d.severity}: {d.message} [{d.code}]", file=out)
-        print(f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}",
-              file=out)
+        print(
+            f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}",
+            file=out,
+        )
     return EXIT_FINDINGS if errors else EXIT_OK
 
 
@@ -247,7 +261,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("robots", metavar="ROBOTS", help=robots_help)
     check.add_argument(
-        "user_agent", metavar="USER_AGENT",
+        "user_agent",
+        metavar="USER_AGENT",
         help="product token (FooBot) or full User-Agent value (FooBot/1.2 (+http://x))",
     )
     check.add_argument("urls", metavar="URL", nargs="+", help="absolute URL to test")
@@ -263,7 +278,8 @@ def build_parser() -> argparse.ArgumentParser:
     lint_cmd.add_argument("--format", choices=("text", "json"), default="text")
     lint_cmd.add_argument("--timeout", type=float, default=30.0, help=timeout_help)
     lint_cmd.add_argument(
-        "--user-agent", default=f"{PROG}/{__version__}",
+        "--user-agent",
+        default=f"{PROG}/{__version__}",
         help="User-Agent header for fetching a robots.txt URL",
     )
     lint_cmd.set_defaults(run=run_lint)

@@ -38,8 +38,15 @@ _CANONICAL_KEYS = {
 # Keys other crawlers act on; Google ignores them (SPEC A7), which is worth a
 # warning but does not make the line a mistake.
 _OTHER_CRAWLERS_KEYS = frozenset(
-    [b"crawl-delay", b"host", b"clean-param", b"request-rate", b"visit-time",
-     b"content-signal", b"content-usage"]
+    [
+        b"crawl-delay",
+        b"host",
+        b"clean-param",
+        b"request-rate",
+        b"visit-time",
+        b"content-signal",
+        b"content-usage",
+    ]
 )
 # Keys that look like instructions to Google but are not (Google dropped its
 # unofficial noindex support in 2019): errors, since the line seems to do something.
@@ -108,26 +115,33 @@ def _key_problems(line: RobotsLine) -> list[Problem]:
     key = line.key.lower()
     if line.kind is LineKind.OTHER:
         if key.startswith(_BOM):
-            return [_error(
-                "unknown-key",
-                "the line starts with a byte-order mark (files joined together?), "
-                "so Google does not recognise its key and ignores it",
-            )]
+            return [
+                _error(
+                    "unknown-key",
+                    "the line starts with a byte-order mark (files joined together?), "
+                    "so Google does not recognise its key and ignores it",
+                )
+            ]
         if key in _OTHER_CRAWLERS_KEYS:
-            return [_warning(
-                "ignored-by-google", f"{_show(line.key)} is ignored by Google (other crawlers "
-                "may follow it)",
-            )]
+            return [
+                _warning(
+                    "ignored-by-google",
+                    f"{_show(line.key)} is ignored by Google (other crawlers may follow it)",
+                )
+            ]
         if key in _UNSUPPORTED_KEYS:
-            return [_error(
-                "unknown-key", f"Google does not support {_show(line.key)} in robots.txt "
-                "and ignores the line (use a robots meta tag or X-Robots-Tag header)",
-            )]
+            return [
+                _error(
+                    "unknown-key",
+                    f"Google does not support {_show(line.key)} in robots.txt "
+                    "and ignores the line (use a robots meta tag or X-Robots-Tag header)",
+                )
+            ]
         close = difflib.get_close_matches(key.decode("latin-1"), _KNOWN_KEYS, n=1, cutoff=0.75)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        return [_error(
-            "unknown-key", f"unknown key {_show(line.key)}{hint}: Google ignores the line"
-        )]
+        return [
+            _error("unknown-key", f"unknown key {_show(line.key)}{hint}: Google ignores the line")
+        ]
     assert line.kind is not None
     canonical = _CANONICAL_KEYS[line.kind]
     # "user agent" (a typo Google accepts) has a space of its own; after it, or
@@ -135,22 +149,30 @@ def _key_problems(line: RobotsLine) -> list[Problem]:
     words = key[len(b"user agent") :] if key.startswith(b"user agent") else key
     if any(byte in words for byte in b" \t"):
         # "disallow /a:/b": the first ':' splits, so the key swallowed a word.
-        return [_error(
-            "misread-key",
-            f"Google splits at the first ':' and reads key {_show(line.key)} as "
-            f"{canonical.decode()!r} with value {_show(line.value)}",
-        )]
+        return [
+            _error(
+                "misread-key",
+                f"Google splits at the first ':' and reads key {_show(line.key)} as "
+                f"{canonical.decode()!r} with value {_show(line.value)}",
+            )
+        ]
     if line.missing_colon:
-        return [_warning(
-            "missing-colon", f"no ':' after {_show(line.key)}; Google accepts the space "
-            "but other crawlers may not",
-        )]
+        return [
+            _warning(
+                "missing-colon",
+                f"no ':' after {_show(line.key)}; Google accepts the space "
+                "but other crawlers may not",
+            )
+        ]
     if key != canonical:
         kind = "a typo Google accepts" if line.acceptable_typo else "Google matches keys by prefix"
-        return [_warning(
-            "accepted-typo",
-            f"{_show(line.key)} is read as {canonical.decode()!r} ({kind}; other crawlers may not)",
-        )]
+        return [
+            _warning(
+                "accepted-typo",
+                f"{_show(line.key)} is read as {canonical.decode()!r} "
+                f"({kind}; other crawlers may not)",
+            )
+        ]
     return []
 
 
@@ -163,18 +185,18 @@ def _value_problems(line: RobotsLine) -> list[Problem]:
             effect = "disallows nothing" if name == "disallow" else "has no effect"
             return [_warning("empty-rule", f"{name!r} without a path {effect}")]
         if value[:1] not in (b"/", b"*"):
-            return [_warning(
-                "pattern-start", f"pattern {_show(value)} does not start with '/' or '*', "
-                "so it matches no URL",
-            )]
+            return [
+                _warning(
+                    "pattern-start",
+                    f"pattern {_show(value)} does not start with '/' or '*', so it matches no URL",
+                )
+            ]
     elif line.kind is LineKind.USER_AGENT:
         return _user_agent_problems(value)
     elif line.kind is LineKind.SITEMAP and not value.lower().startswith((b"http://", b"https://")):
         if not value:
             return [_warning("empty-sitemap", "'sitemap' without a URL is ignored")]
-        return [_warning(
-            "sitemap-url", f"sitemap {_show(value)} is not an absolute http(s) URL"
-        )]
+        return [_warning("sitemap-url", f"sitemap {_show(value)} is not an absolute http(s) URL")]
     return []
 
 
@@ -185,43 +207,54 @@ def _user_agent_problems(value: bytes) -> list[Problem]:
             return []
         if rest[:1] in _WHITESPACE:
             return [_warning("user-agent-token", f"{_show(value)} is read as '*'")]
-        return [_warning(
-            "user-agent-token", f"{_show(value)} matches no crawler (only a lone '*' is global)"
-        )]
+        return [
+            _warning(
+                "user-agent-token", f"{_show(value)} matches no crawler (only a lone '*' is global)"
+            )
+        ]
     token = product_token(value.decode("latin-1"))
     if not token:
-        return [_warning(
-            "user-agent-token", f"{_show(value)} matches no crawler: a product token is "
-            "letters, '_' and '-'",
-        )]
+        return [
+            _warning(
+                "user-agent-token",
+                f"{_show(value)} matches no crawler: a product token is letters, '_' and '-'",
+            )
+        ]
     if token.encode("latin-1") != value:
-        return [_warning(
-            "user-agent-token", f"{_show(value)} is read as {token!r}: Google keeps the leading "
-            "letters, '_' and '-' only",
-        )]
+        return [
+            _warning(
+                "user-agent-token",
+                f"{_show(value)} is read as {token!r}: Google keeps the leading "
+                "letters, '_' and '-' only",
+            )
+        ]
     return []
 
 
 def _encoding_problems(line: RobotsLine) -> list[Problem]:
     problems = []
     if b"\0" in line.raw:
-        problems.append(_warning(
-            "nul-byte", "a NUL byte ends the line for Google; what follows it is ignored"
-        ))
+        problems.append(
+            _warning("nul-byte", "a NUL byte ends the line for Google; what follows it is ignored")
+        )
     try:
         line.raw.decode("utf-8")
     except UnicodeDecodeError:
-        problems.append(_warning(
-            "invalid-utf8", "not valid UTF-8: Google matches the bytes as they are "
-            "(percent-encoded), which is not what a UTF-8 URL contains",
-        ))
+        problems.append(
+            _warning(
+                "invalid-utf8",
+                "not valid UTF-8: Google matches the bytes as they are "
+                "(percent-encoded), which is not what a UTF-8 URL contains",
+            )
+        )
     return problems
 
 
 def _bom_problem(body: bytes) -> Problem | None:
     if body.startswith(_BOM):
         return _warning(
-            "bom", "the file starts with a UTF-8 byte-order mark: Google skips it, "
+            "bom",
+            "the file starts with a UTF-8 byte-order mark: Google skips it, "
             "other crawlers may read it as part of the first key",
         )
     if body[:1] == _BOM[:1]:  # "EF", "EF BB", "EF x…": Google skips what matches the BOM
@@ -248,21 +281,28 @@ def lint(body: bytes, *, truncated: bool = False) -> list[Diagnostic]:
     for line in scan_lines(body):
         problems: list[Problem] = []
         if line.too_long:
-            problems.append(_error(
-                "line-too-long", f"the line is cut after {MAX_LINE_LENGTH:,} bytes; "
-                "Google ignores the rest of it",
-            ))
+            problems.append(
+                _error(
+                    "line-too-long",
+                    f"the line is cut after {MAX_LINE_LENGTH:,} bytes; "
+                    "Google ignores the rest of it",
+                )
+            )
         if line.kind is None:
             if not (line.is_empty or line.is_comment):
-                problems.append(_error(
-                    "unparsable-line", "Google cannot read this line (it needs "
-                    "'key: value') and ignores it",
-                ))
+                problems.append(
+                    _error(
+                        "unparsable-line",
+                        "Google cannot read this line (it needs 'key: value') and ignores it",
+                    )
+                )
         else:
             if line.kind in (LineKind.ALLOW, LineKind.DISALLOW) and not in_group:
-                problems.append(_error(
-                    "rule-outside-group", "rule before any 'user-agent' line: Google ignores it"
-                ))
+                problems.append(
+                    _error(
+                        "rule-outside-group", "rule before any 'user-agent' line: Google ignores it"
+                    )
+                )
             in_group = in_group or line.kind is LineKind.USER_AGENT
             problems += _key_problems(line)
             problems += _value_problems(line)
@@ -274,12 +314,18 @@ def lint(body: bytes, *, truncated: bool = False) -> list[Diagnostic]:
         found.setdefault(1, []).append(bom)
     if truncated:
         # First on its line: it is why the line reads as it does.
-        found.setdefault(_line_at_end(body), []).insert(0, _error(
-            "past-size-limit",
-            f"content past {GOOGLE_MAX_SIZE:,} bytes (500 KiB) is ignored by Google: "
-            + ("this line and the lines after it are not read" if body.endswith((b"\n", b"\r"))
-               else "this line is cut there and the lines after it are not read"),
-        ))
+        found.setdefault(_line_at_end(body), []).insert(
+            0,
+            _error(
+                "past-size-limit",
+                f"content past {GOOGLE_MAX_SIZE:,} bytes (500 KiB) is ignored by Google: "
+                + (
+                    "this line and the lines after it are not read"
+                    if body.endswith((b"\n", b"\r"))
+                    else "this line is cut there and the lines after it are not read"
+                ),
+            ),
+        )
     return [
         Diagnostic(number, tuple(sorted(problems, key=lambda p: p.severity != "error")))
         for number, problems in sorted(found.items())

@@ -56,9 +56,7 @@ def build_store(
     timeout = _positive(settings, "ROBOTSTXT_CACHE_STORE_TIMEOUT", 1.0)
     local_ttl = settings.getfloat("ROBOTSTXT_LOCAL_CACHE_TTL", 60.0)
     if local_ttl < 0:
-        raise ValueError(
-            f"ROBOTSTXT_LOCAL_CACHE_TTL must be 0 or more seconds, got {local_ttl!r}"
-        )
+        raise ValueError(f"ROBOTSTXT_LOCAL_CACHE_TTL must be 0 or more seconds, got {local_ttl!r}")
     allow_after = settings.getfloat("ROBOTSTXT_UNREACHABLE_ALLOW_AFTER", 2_592_000.0)
 
     shared: PolicyStore

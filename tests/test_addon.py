@@ -74,28 +74,71 @@ CASES = {
     "obey-false-in-project-wins": ({"ROBOTSTXT_OBEY": False}, 100, None, False),
     "obey-true-in-project-kept": ({"ROBOTSTXT_OBEY": True}, 100, None, True),
     "stock-moved-by-path-ours-takes-position": (
-        {"DOWNLOADER_MIDDLEWARES": {STOCK: 543}}, 543, None, True),
+        {"DOWNLOADER_MIDDLEWARES": {STOCK: 543}},
+        543,
+        None,
+        True,
+    ),
     "stock-moved-by-class-ours-takes-position": (
-        {"DOWNLOADER_MIDDLEWARES": {RobotsTxtMiddleware: 543}}, 543, None, True),
+        {"DOWNLOADER_MIDDLEWARES": {RobotsTxtMiddleware: 543}},
+        543,
+        None,
+        True,
+    ),
     "stock-disabled-by-path-respected": (
-        {"DOWNLOADER_MIDDLEWARES": {STOCK: None}}, None, None, True),
+        {"DOWNLOADER_MIDDLEWARES": {STOCK: None}},
+        None,
+        None,
+        True,
+    ),
     "stock-disabled-by-class-respected": (
-        {"DOWNLOADER_MIDDLEWARES": {RobotsTxtMiddleware: None}}, None, None, True),
+        {"DOWNLOADER_MIDDLEWARES": {RobotsTxtMiddleware: None}},
+        None,
+        None,
+        True,
+    ),
     "readme-manual-swap-left-alone": (
-        {"DOWNLOADER_MIDDLEWARES": {STOCK: None, OURS: 100}}, 100, None, True),
+        {"DOWNLOADER_MIDDLEWARES": {STOCK: None, OURS: 100}},
+        100,
+        None,
+        True,
+    ),
     "ours-placed-by-public-path-stock-switched-off": (
-        {"DOWNLOADER_MIDDLEWARES": {OURS: 200}}, 200, None, True),
+        {"DOWNLOADER_MIDDLEWARES": {OURS: 200}},
+        200,
+        None,
+        True,
+    ),
     "ours-placed-by-private-path-stock-switched-off": (
-        {"DOWNLOADER_MIDDLEWARES": {OURS_PRIVATE: 200}}, 200, None, True),
+        {"DOWNLOADER_MIDDLEWARES": {OURS_PRIVATE: 200}},
+        200,
+        None,
+        True,
+    ),
     "ours-placed-by-class-stock-switched-off": (
-        {"DOWNLOADER_MIDDLEWARES": {GoogleRobotsTxtMiddleware: 200}}, 200, None, True),
+        {"DOWNLOADER_MIDDLEWARES": {GoogleRobotsTxtMiddleware: 200}},
+        200,
+        None,
+        True,
+    ),
     "both-listed-by-user-left-alone": (
-        {"DOWNLOADER_MIDDLEWARES": {STOCK: 50, OURS: 200}}, 200, 50, True),
-    "ours-disabled-by-user-left-alone": (
-        {"DOWNLOADER_MIDDLEWARES": {OURS: None}}, None, 100, True),
+        {"DOWNLOADER_MIDDLEWARES": {STOCK: 50, OURS: 200}},
+        200,
+        50,
+        True,
+    ),
+    "ours-disabled-by-user-left-alone": ({"DOWNLOADER_MIDDLEWARES": {OURS: None}}, None, 100, True),
     "other-user-middlewares-untouched": (
-        {"DOWNLOADER_MIDDLEWARES": {OTHER: None, "scrapy.downloadermiddlewares.stats."
-                                    "DownloaderStats": 10}}, 100, None, True),
+        {
+            "DOWNLOADER_MIDDLEWARES": {
+                OTHER: None,
+                "scrapy.downloadermiddlewares.stats.DownloaderStats": 10,
+            }
+        },
+        100,
+        None,
+        True,
+    ),
 }
 
 

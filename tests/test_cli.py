@@ -55,7 +55,9 @@ def run(command: list[str], *args: str, stdin: bytes = b"") -> subprocess.Comple
     env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
     raw = subprocess.run([*command, *args], input=stdin, capture_output=True, env=env, timeout=120)
     completed = subprocess.CompletedProcess(
-        raw.args, raw.returncode, raw.stdout.decode("utf-8", "replace"),
+        raw.args,
+        raw.returncode,
+        raw.stdout.decode("utf-8", "replace"),
         raw.stderr.decode("utf-8", "replace"),
     )
     # Whatever happens, never a traceback.
@@ -82,8 +84,14 @@ def assert_one_line_error(result: subprocess.CompletedProcess[str], *words: str)
 
 
 def test_check_all_allowed_exit_0(command: list[str], robots_file: Path) -> None:
-    result = run(command, "check", str(robots_file), "OtherBot",
-                 "https://example.com/", "https://example.com/private/public/x")
+    result = run(
+        command,
+        "check",
+        str(robots_file),
+        "OtherBot",
+        "https://example.com/",
+        "https://example.com/private/public/x",
+    )
     assert result.returncode == 0, result
     assert result.stdout.splitlines() == [
         "ALLOWED     https://example.com/  no matching rule",
@@ -92,8 +100,14 @@ def test_check_all_allowed_exit_0(command: list[str], robots_file: Path) -> None
 
 
 def test_check_any_disallowed_exit_1(command: list[str], robots_file: Path) -> None:
-    result = run(command, "check", str(robots_file), "OtherBot",
-                 "https://example.com/private/x", "https://example.com/ok")
+    result = run(
+        command,
+        "check",
+        str(robots_file),
+        "OtherBot",
+        "https://example.com/private/x",
+        "https://example.com/ok",
+    )
     assert result.returncode == 1, result
     assert result.stdout.splitlines() == [
         "DISALLOWED  https://example.com/private/x  line 2: Disallow: /private/",
@@ -102,8 +116,14 @@ def test_check_any_disallowed_exit_1(command: list[str], robots_file: Path) -> N
 
 
 def test_check_full_user_agent_reduced_to_token(command: list[str], robots_file: Path) -> None:
-    result = run(command, "check", str(robots_file), "FooBot/1.2 (+http://foo.example)",
-                 "https://example.com/foo-only", "https://example.com/private/x")
+    result = run(
+        command,
+        "check",
+        str(robots_file),
+        "FooBot/1.2 (+http://foo.example)",
+        "https://example.com/foo-only",
+        "https://example.com/private/x",
+    )
     assert result.returncode == 1
     # FooBot's own group applies: /private/ is not in it.
     assert result.stdout.splitlines() == [
@@ -114,8 +134,9 @@ def test_check_full_user_agent_reduced_to_token(command: list[str], robots_file:
 
 
 def test_check_stdin(command: list[str]) -> None:
-    result = run(command, "check", "-", "bot", "http://a.test/x",
-                 stdin=b"user-agent: *\ndisallow: /x")
+    result = run(
+        command, "check", "-", "bot", "http://a.test/x", stdin=b"user-agent: *\ndisallow: /x"
+    )
     assert result.returncode == 1
     assert result.stdout == "DISALLOWED  http://a.test/x  line 2: disallow: /x\n"
 
@@ -156,10 +177,22 @@ def test_check_binary_file_allows_everything(command: list[str], tmp_path: Path)
 
 @pytest.mark.parametrize(
     "args",
-    [[], ["check"], ["check", "robots.txt", "bot"], ["frobnicate"], ["lint"],
-     ["lint", "x", "--format", "xml"]],
-    ids=["nothing", "check-no-args", "check-no-url", "unknown-command", "lint-no-file",
-         "lint-bad-format"],
+    [
+        [],
+        ["check"],
+        ["check", "robots.txt", "bot"],
+        ["frobnicate"],
+        ["lint"],
+        ["lint", "x", "--format", "xml"],
+    ],
+    ids=[
+        "nothing",
+        "check-no-args",
+        "check-no-url",
+        "unknown-command",
+        "lint-no-file",
+        "lint-bad-format",
+    ],
 )
 def test_usage_errors_one_line_exit_2(command: list[str], args: list[str]) -> None:
     result = run(command, *args)
@@ -179,8 +212,9 @@ def test_empty_user_agent_token_is_a_usage_error(command: list[str], robots_file
 @pytest_twisted.ensureDeferred
 async def test_url_200(command: list[str], site: Site) -> None:
     site.script("/robots.txt", Reply(200, ROBOTS))
-    result = await run_in_thread(command, "check", site.url("/robots.txt"), "bot",
-                                 "https://example.com/private/x")
+    result = await run_in_thread(
+        command, "check", site.url("/robots.txt"), "bot", "https://example.com/private/x"
+    )
     assert result.returncode == 1
     assert "line 2: Disallow: /private/" in result.stdout
     assert site.requests("/robots.txt")[0].header("user-agent") == "bot"
@@ -189,8 +223,9 @@ async def test_url_200(command: list[str], site: Site) -> None:
 @pytest_twisted.ensureDeferred
 async def test_url_404_allows_everything(command: list[str], site: Site) -> None:
     site.script("/robots.txt", Reply(404, b"User-agent: *\nDisallow: /\n"))
-    result = await run_in_thread(command, "check", site.url("/robots.txt"), "bot",
-                                 "https://example.com/private/x")
+    result = await run_in_thread(
+        command, "check", site.url("/robots.txt"), "bot", "https://example.com/private/x"
+    )
     assert result.returncode == 0
     assert result.stdout == "ALLOWED     https://example.com/private/x  (HTTP 404: no robots.txt)\n"
     assert "allows every URL" in result.stderr
@@ -200,20 +235,25 @@ async def test_url_404_allows_everything(command: list[str], site: Site) -> None
 @pytest_twisted.ensureDeferred
 async def test_url_server_error_is_unreachable(command: list[str], site: Site, status: int) -> None:
     site.script("/robots.txt", Reply(status, b"User-agent: *\nAllow: /\n"))
-    result = await run_in_thread(command, "check", site.url("/robots.txt"), "bot",
-                                 "https://example.com/")
+    result = await run_in_thread(
+        command, "check", site.url("/robots.txt"), "bot", "https://example.com/"
+    )
     assert_one_line_error(result, f"HTTP {status}", "unreachable", "full disallow")
 
 
 @pytest_twisted.ensureDeferred
 async def test_url_refused_connection(command: list[str], refused_port: RefusedPort) -> None:
-    result = await run_in_thread(command, "check", refused_port.url("/robots.txt"), "bot",
-                                 "https://example.com/")
+    result = await run_in_thread(
+        command, "check", refused_port.url("/robots.txt"), "bot", "https://example.com/"
+    )
     assert_one_line_error(result, "unreachable", "full disallow")
 
 
-@pytest.mark.parametrize("url", ["http://127.0.0.1:notaport/robots.txt", "http://[::1/robots.txt"],
-                         ids=["bad-port", "bad-ipv6"])
+@pytest.mark.parametrize(
+    "url",
+    ["http://127.0.0.1:notaport/robots.txt", "http://[::1/robots.txt"],
+    ids=["bad-port", "bad-ipv6"],
+)
 def test_url_malformed_is_a_usage_error(command: list[str], url: str) -> None:
     result = run(command, "check", url, "bot", "https://example.com/")
     assert_one_line_error(result, "invalid URL")
@@ -221,8 +261,12 @@ def test_url_malformed_is_a_usage_error(command: list[str], url: str) -> None:
 
 def test_unencodable_output_does_not_crash(command: list[str], robots_file: Path) -> None:
     env_ascii = {**os.environ, "PYTHONIOENCODING": "ascii"}
-    raw = subprocess.run([*command, "check", str(robots_file), "bot", "https://example.com/ä"],
-                         capture_output=True, env=env_ascii, timeout=120)
+    raw = subprocess.run(
+        [*command, "check", str(robots_file), "bot", "https://example.com/ä"],
+        capture_output=True,
+        env=env_ascii,
+        timeout=120,
+    )
     assert raw.returncode == 0, raw.stderr
     assert raw.stdout == b"ALLOWED     https://example.com/\\xe4  no matching rule\n"
 
@@ -230,8 +274,9 @@ def test_unencodable_output_does_not_crash(command: list[str], robots_file: Path
 @pytest_twisted.ensureDeferred
 async def test_url_timeout(command: list[str], site: Site) -> None:
     site.script("/robots.txt", Reply.hang())
-    result = await run_in_thread(command, "check", site.url("/robots.txt"), "bot",
-                                 "https://example.com/", "--timeout", "0.5")
+    result = await run_in_thread(
+        command, "check", site.url("/robots.txt"), "bot", "https://example.com/", "--timeout", "0.5"
+    )
     assert_one_line_error(result, "unreachable")
 
 
@@ -240,22 +285,25 @@ async def test_url_redirect_301_then_200(command: list[str], make_site: object) 
     first, second = make_site(), make_site()  # type: ignore[operator]
     first.script("/robots.txt", Reply.redirect(second.url("/moved.txt")))
     second.script("/moved.txt", Reply(200, ROBOTS))
-    result = await run_in_thread(command, "check", first.url("/robots.txt"), "bot",
-                                 "https://example.com/private/x")
+    result = await run_in_thread(
+        command, "check", first.url("/robots.txt"), "bot", "https://example.com/private/x"
+    )
     assert result.returncode == 1
     assert "line 2: Disallow: /private/" in result.stdout
 
 
-@pytest.mark.parametrize(("hops", "applies"), [(5, True), (6, False)],
-                         ids=["five-hops-followed", "sixth-hop-as-404"])
+@pytest.mark.parametrize(
+    ("hops", "applies"), [(5, True), (6, False)], ids=["five-hops-followed", "sixth-hop-as-404"]
+)
 @pytest_twisted.ensureDeferred
 async def test_url_redirect_limit(command: list[str], site: Site, hops: int, applies: bool) -> None:
     site.script("/robots.txt", Reply.redirect("/r1"))
     for hop in range(1, hops):
         site.script(f"/r{hop}", Reply.redirect(f"/r{hop + 1}"))
     site.script(f"/r{hops}", Reply(200, ROBOTS))
-    result = await run_in_thread(command, "check", site.url("/robots.txt"), "bot",
-                                 "https://example.com/private/x")
+    result = await run_in_thread(
+        command, "check", site.url("/robots.txt"), "bot", "https://example.com/private/x"
+    )
     assert result.returncode == (1 if applies else 0), result
     if not applies:
         assert "as for 404" in result.stdout
@@ -267,8 +315,9 @@ async def test_url_redirect_loop_as_404(command: list[str], site: Site) -> None:
     site.script("/robots.txt", Reply.redirect("/a"))
     site.script("/a", Reply.redirect("/b"))
     site.script("/b", Reply.redirect("/a"))
-    result = await run_in_thread(command, "check", site.url("/robots.txt"), "bot",
-                                 "https://example.com/private/x")
+    result = await run_in_thread(
+        command, "check", site.url("/robots.txt"), "bot", "https://example.com/private/x"
+    )
     assert result.returncode == 0
     assert "as for 404" in result.stdout
 
@@ -276,8 +325,9 @@ async def test_url_redirect_loop_as_404(command: list[str], site: Site) -> None:
 @pytest_twisted.ensureDeferred
 async def test_url_endless_body_read_to_the_limit_only(command: list[str], site: Site) -> None:
     site.script("/robots.txt", Reply.stream(b"User-agent: *\nDisallow: /x\n", fill=b"#\n"))
-    result = await run_in_thread(command, "check", site.url("/robots.txt"), "bot",
-                                 "https://example.com/x")
+    result = await run_in_thread(
+        command, "check", site.url("/robots.txt"), "bot", "https://example.com/x"
+    )
     assert result.returncode == 1
     assert "only the first 512,000 bytes are read" in result.stderr
     record = site.requests("/robots.txt")[0]
@@ -299,7 +349,9 @@ def test_lint_text(command: list[str], tmp_path: Path) -> None:
     assert result.returncode == 1
     lines = result.stdout.splitlines()
     assert [line.split(": ", 2)[:2] for line in lines[:-1]] == [
-        [f"{path}:1", "error"], [f"{path}:2", "warning"], [f"{path}:3", "warning"],
+        [f"{path}:1", "error"],
+        [f"{path}:2", "warning"],
+        [f"{path}:3", "warning"],
         [f"{path}:4", "warning"],
     ]
     assert lines[0].endswith("[rule-outside-group]")
@@ -314,8 +366,10 @@ def test_lint_json(command: list[str], tmp_path: Path) -> None:
     document = json.loads(result.stdout)
     assert (document["errors"], document["warnings"]) == (1, 3)
     assert [(d["line"], d["severity"], d["code"]) for d in document["diagnostics"]] == [
-        (1, "error", "rule-outside-group"), (2, "warning", "user-agent-token"),
-        (3, "warning", "accepted-typo"), (4, "warning", "ignored-by-google"),
+        (1, "error", "rule-outside-group"),
+        (2, "warning", "user-agent-token"),
+        (3, "warning", "accepted-typo"),
+        (4, "warning", "ignored-by-google"),
     ]
 
 
@@ -356,8 +410,9 @@ def test_lint_missing_file_and_directory(command: list[str], tmp_path: Path) -> 
 
 
 @pytest_twisted.ensureDeferred
-async def test_lint_url_unreachable_and_404(command: list[str], site: Site,
-                                            refused_port: RefusedPort) -> None:
+async def test_lint_url_unreachable_and_404(
+    command: list[str], site: Site, refused_port: RefusedPort
+) -> None:
     site.script("/robots.txt", Reply(404))
     missing = await run_in_thread(command, "lint", site.url("/robots.txt"))
     assert missing.returncode == 0

@@ -23,37 +23,53 @@ PROJECT = Path(__file__).resolve().parent.parent / "example_project"
 
 # origin title -> robots.txt story (regex), then (path, outcome, reason) per URL
 EXPECTED: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
-    "Longest match and ties": (r"200 — rules apply", [
-        ("/shop/cart", "blocked", "line 3: Disallow: /shop/"),
-        ("/shop/sale/boots", "crawled", "line 4: Allow: /shop/sale/"),
-        ("/guides/setup", "crawled", "line 5: Allow: /guides"),
-        ("/about", "crawled", "no matching rule"),
-    ]),
-    "Wildcards: * and $": (r"200 — rules apply", [
-        ("/files/manual.pdf", "blocked", "line 3: Disallow: /*.pdf$"),
-        ("/files/manual.pdf?page=2", "crawled", "no matching rule"),
-        ("/cart?sessionid=42", "blocked", "line 4: Disallow: /*?sessionid="),
-        ("/private/data", "blocked", "line 6: Disallow: /private/"),
-        ("/private/team/public", "crawled", "line 5: Allow: /private/*/public"),
-    ]),
-    "A group for DemoBot shadows *": (r"200 — rules apply", [
-        ("/articles/1", "crawled", "no matching rule"),
-        ("/admin/panel", "blocked", "line 7: Disallow: /admin/"),
-    ]),
-    "No robots.txt (404)": (r"404 — no robots.txt: everything allowed", [
-        ("/anything", "crawled", "no robots.txt"),
-        ("/admin/", "crawled", "no robots.txt"),
-    ]),
+    "Longest match and ties": (
+        r"200 — rules apply",
+        [
+            ("/shop/cart", "blocked", "line 3: Disallow: /shop/"),
+            ("/shop/sale/boots", "crawled", "line 4: Allow: /shop/sale/"),
+            ("/guides/setup", "crawled", "line 5: Allow: /guides"),
+            ("/about", "crawled", "no matching rule"),
+        ],
+    ),
+    "Wildcards: * and $": (
+        r"200 — rules apply",
+        [
+            ("/files/manual.pdf", "blocked", "line 3: Disallow: /*.pdf$"),
+            ("/files/manual.pdf?page=2", "crawled", "no matching rule"),
+            ("/cart?sessionid=42", "blocked", "line 4: Disallow: /*?sessionid="),
+            ("/private/data", "blocked", "line 6: Disallow: /private/"),
+            ("/private/team/public", "crawled", "line 5: Allow: /private/*/public"),
+        ],
+    ),
+    "A group for DemoBot shadows *": (
+        r"200 — rules apply",
+        [
+            ("/articles/1", "crawled", "no matching rule"),
+            ("/admin/panel", "blocked", "line 7: Disallow: /admin/"),
+        ],
+    ),
+    "No robots.txt (404)": (
+        r"404 — no robots.txt: everything allowed",
+        [
+            ("/anything", "crawled", "no robots.txt"),
+            ("/admin/", "crawled", "no robots.txt"),
+        ],
+    ),
     "robots.txt answers 503, then recovers": (
-        r"503, 503, 503, then 200 after \d+\.\d s — rules apply", [
+        r"503, 503, 503, then 200 after \d+\.\d s — rules apply",
+        [
             ("/news/today", "crawled", "no matching rule  (after waiting"),
             ("/drafts/tomorrow", "blocked", "line 2: Disallow: /drafts/"),
-        ]),
+        ],
+    ),
     "robots.txt redirects to another origin": (
-        r"301 → http://127\.0\.0\.1:\d+/shared/robots\.txt: 200 — rules apply", [
+        r"301 → http://127\.0\.0\.1:\d+/shared/robots\.txt: 200 — rules apply",
+        [
             ("/welcome", "crawled", "no matching rule"),
             ("/members/list", "blocked", "line 3: Disallow: /members/"),
-        ]),
+        ],
+    ),
 }
 
 
@@ -61,7 +77,11 @@ def crawl(*args: str) -> subprocess.CompletedProcess[str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("SCRAPY_")}
     return subprocess.run(
         [sys.executable, "-m", "scrapy", "crawl", "demo", *args],
-        cwd=PROJECT, env=env, capture_output=True, text=True, timeout=300,
+        cwd=PROJECT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 
@@ -114,13 +134,22 @@ def test_demo_totals(demo: subprocess.CompletedProcess[str]) -> None:
 async def test_start_url_crawls_a_given_site(site: Site) -> None:
     """``-a start_url=…`` crawls that site instead (here a local one), following its links."""
     site.script("/robots.txt", Reply(200, b"User-agent: *\nDisallow: /secret\n"))
-    site.script("/", Reply(200, b'<a href="/a">a</a> <a href="/secret/x">s</a> <a href="/b">b</a>',
-                           {"Content-Type": "text/html"}))
+    site.script(
+        "/",
+        Reply(
+            200,
+            b'<a href="/a">a</a> <a href="/secret/x">s</a> <a href="/b">b</a>',
+            {"Content-Type": "text/html"},
+        ),
+    )
     result = await deferToThread(crawl, "-a", f"start_url={site.url('/')}", "-a", "max_pages=10")
     assert result.returncode == 0, result.stderr[-3000:]
     (lines,) = sections(result.stdout).values()
     assert lines[0] == "robots.txt: 200 — rules apply"
     assert [line.split()[:2] for line in lines[1:]] == [
-        ["crawled", "/"], ["crawled", "/a"], ["blocked", "/secret/x"], ["crawled", "/b"],
+        ["crawled", "/"],
+        ["crawled", "/a"],
+        ["blocked", "/secret/x"],
+        ["crawled", "/b"],
     ]
     assert site.hits("/secret/x") == 0

@@ -31,14 +31,16 @@ CASES: dict[str, tuple[bytes, list[tuple[int, str, list[str]]]]] = {
         [(1, E, ["rule-outside-group"])],
     ),
     "sitemap-outside-group-is-fine": (
-        b"Sitemap: https://example.com/s.xml\nUser-agent: *\nDisallow: /y\n", [],
+        b"Sitemap: https://example.com/s.xml\nUser-agent: *\nDisallow: /y\n",
+        [],
     ),
     "error-line-cut-past-16663-bytes": (
         b"User-agent: *\n" + _long_rule(MAX_LINE_LENGTH + 1) + b"\n",
         [(2, E, ["line-too-long"])],
     ),
     "line-of-16663-bytes-is-whole": (
-        b"User-agent: *\n" + _long_rule(MAX_LINE_LENGTH) + b"\n", [],
+        b"User-agent: *\n" + _long_rule(MAX_LINE_LENGTH) + b"\n",
+        [],
     ),
     "error-unknown-key": (
         b"User-agent: *\nNoise: yes\nDisallow: /x\n",
@@ -66,8 +68,13 @@ CASES: dict[str, tuple[bytes, list[tuple[int, str, list[str]]]]] = {
     ),
     "warning-accepted-typos": (
         b"Useragent: a\nUser agent: b\nDissallow: /x\nDisalow: /y\nSite-map: https://e.com/s\n",
-        [(1, W, ["accepted-typo"]), (2, W, ["accepted-typo"]), (3, W, ["accepted-typo"]),
-         (4, W, ["accepted-typo"]), (5, W, ["accepted-typo"])],
+        [
+            (1, W, ["accepted-typo"]),
+            (2, W, ["accepted-typo"]),
+            (3, W, ["accepted-typo"]),
+            (4, W, ["accepted-typo"]),
+            (5, W, ["accepted-typo"]),
+        ],
     ),
     "warning-key-read-by-prefix": (
         b"User-agents: *\nDisallowed: /x\n",
@@ -112,9 +119,13 @@ CASES: dict[str, tuple[bytes, list[tuple[int, str, list[str]]]]] = {
     "warning-user-agent-characters-dropped": (
         b"User-agent: FooBot/1.2\nUser-agent: Foo Bar\nUser-agent: * trailing\n"
         b"User-agent: *bot\nUser-agent: 2bot\nDisallow: /\n",
-        [(1, W, ["user-agent-token"]), (2, W, ["user-agent-token"]),
-         (3, W, ["user-agent-token"]), (4, W, ["user-agent-token"]),
-         (5, W, ["user-agent-token"])],
+        [
+            (1, W, ["user-agent-token"]),
+            (2, W, ["user-agent-token"]),
+            (3, W, ["user-agent-token"]),
+            (4, W, ["user-agent-token"]),
+            (5, W, ["user-agent-token"]),
+        ],
     ),
     "warning-sitemap-not-absolute": (
         b"Sitemap: /sitemap.xml\nUser-agent: *\nDisallow: /x\n",

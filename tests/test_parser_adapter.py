@@ -65,7 +65,10 @@ ALLOWED_CASES = {
     "token-case-insensitive": ("https://example.com/shop/cart", "FOOBOT", False),
     "url-utf8-canonicalised": ("https://example.com/Käyttäjä:x", "FooBot", False),
     "url-lowercase-escapes-canonicalised": (
-        "https://example.com/K%c3%a4ytt%c3%a4j%c3%a4:x", "FooBot", False),
+        "https://example.com/K%c3%a4ytt%c3%a4j%c3%a4:x",
+        "FooBot",
+        False,
+    ),
 }
 
 
@@ -74,8 +77,9 @@ def parser() -> GoogleRobotParser:
     return GoogleRobotParser.from_crawler(get_crawler(), GROUPS)
 
 
-@pytest.mark.parametrize(("url", "agent", "allowed"), ALLOWED_CASES.values(),
-                         ids=ALLOWED_CASES.keys())
+@pytest.mark.parametrize(
+    ("url", "agent", "allowed"), ALLOWED_CASES.values(), ids=ALLOWED_CASES.keys()
+)
 def test_allowed(parser: GoogleRobotParser, url: str, agent: str, allowed: bool) -> None:
     assert parser.allowed(url, agent) is allowed
 
@@ -147,8 +151,10 @@ def test_max_size_setting_honoured() -> None:
     body = _padded(2_000)
     small = get_crawler(settings_dict={"ROBOTSTXT_MAX_SIZE": 1_000})
     assert GoogleRobotParser.from_crawler(small, body).allowed("https://e.com/late", "x") is True
-    assert GoogleRobotParser.from_crawler(get_crawler(), body).allowed(
-        "https://e.com/late", "x") is False
+    assert (
+        GoogleRobotParser.from_crawler(get_crawler(), body).allowed("https://e.com/late", "x")
+        is False
+    )
 
 
 def test_max_size_setting_below_one_fails_at_start_up() -> None:
@@ -158,8 +164,14 @@ def test_max_size_setting_below_one_fails_at_start_up() -> None:
 
 @pytest.mark.parametrize(
     "body",
-    [b"", b"\x00\xff\xfe garbage \x80", b"<html><body>Not a robots.txt</body></html>",
-     b"\xef\xbb\xbf", "Disallow: /ünïcode".encode("latin-1"), b"User-agent: *\nDisallow"],
+    [
+        b"",
+        b"\x00\xff\xfe garbage \x80",
+        b"<html><body>Not a robots.txt</body></html>",
+        b"\xef\xbb\xbf",
+        "Disallow: /ünïcode".encode("latin-1"),
+        b"User-agent: *\nDisallow",
+    ],
     ids=["empty", "binary", "html", "bom-only", "latin-1", "truncated-line"],
 )
 def test_garbage_allows_everything(body: bytes) -> None:
@@ -212,8 +224,12 @@ async def test_stock_middleware_with_google_parser(site: Site) -> None:
     """The stock RobotsTxtMiddleware, ROBOTSTXT_PARSER pointing at us, a real crawl."""
     site.script("/robots.txt", Reply(200, GROUPS))
     paths = {
-        "/shop/sale/1": True, "/shop/cart": False, "/folder/x": True, "/a.pdf": False,
-        "/a.pdf?page=2": True, "/elsewhere": True,
+        "/shop/sale/1": True,
+        "/shop/cart": False,
+        "/folder/x": True,
+        "/a.pdf": False,
+        "/a.pdf?page=2": True,
+        "/elsewhere": True,
     }
     parsed: list[RobotParser] = []
     result = await run_crawl(

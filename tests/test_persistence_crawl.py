@@ -133,8 +133,11 @@ async def test_pause_resume_reuses_robots_within_ttl_and_refreshes_after(
     assert "robotstxt/request_count" not in resumed.stats
 
     # Two days later (past ROBOTSTXT_CACHE_TTL): one refresh, then the new pages.
-    later = await run_crawl({**common, "TEST_CLOCK_SHIFT": 2 * DAY},
-                            [*pages(site, 4, start=8), site.url("/private/y")], PausingSpider)
+    later = await run_crawl(
+        {**common, "TEST_CLOCK_SHIFT": 2 * DAY},
+        [*pages(site, 4, start=8), site.url("/private/y")],
+        PausingSpider,
+    )
     assert site.hits("/robots.txt") == 2
     assert sorted(later.downloaded) == sorted(pages(site, 4, start=8))
     assert site.hits("/private/y") == 0
@@ -177,12 +180,20 @@ class JournalSpider(Spider):
 def test_journal_round_trip_starts_the_wait_afresh(tmp_path: Path) -> None:
     spider, stats = JournalSpider(), Stats()
     journal = ParkedJournal(tmp_path / "robotstxt.parked", stats)
-    request = Request("http://a.example/x", callback=spider.parse, priority=3, dont_filter=False,
-                      meta={"_robotstxt_waiting_since": 5.0, "depth": 2})
+    request = Request(
+        "http://a.example/x",
+        callback=spider.parse,
+        priority=3,
+        dont_filter=False,
+        meta={"_robotstxt_waiting_since": 5.0, "depth": 2},
+    )
     assert journal.save([request], spider) == 1
     [restored] = journal.load(spider)
     assert (restored.url, restored.callback, restored.priority, restored.meta) == (
-        request.url, spider.parse, 3, {"depth": 2}
+        request.url,
+        spider.parse,
+        3,
+        {"depth": 2},
     )
     assert [r.url for r in journal.load(spider)] == [request.url], "kept until the next save"
     assert journal.save([], spider) == 0
@@ -246,9 +257,15 @@ async def test_redis_killed_mid_crawl(
         start += [*pages(site, 5), site.url("/private/x")]
     result = await run_crawl(
         # Local TTL 0: every request asks Redis, so the outage is met at once.
-        settings(ROBOTSTXT_CACHE_STORE=redis_server.url, ROBOTSTXT_LOCAL_CACHE_TTL=0,
-                 CONCURRENT_REQUESTS=2),
-        start, KillingSpider, kill_after=6, redis=redis_server,
+        settings(
+            ROBOTSTXT_CACHE_STORE=redis_server.url,
+            ROBOTSTXT_LOCAL_CACHE_TTL=0,
+            CONCURRENT_REQUESTS=2,
+        ),
+        start,
+        KillingSpider,
+        kill_after=6,
+        redis=redis_server,
     )
     assert sorted(result.downloaded) == sorted(u for u in start if "/private" not in u)
     assert [site.hits("/robots.txt") for site in sites] == [1, 1, 1, 1]
@@ -370,7 +387,11 @@ def test_scrapy_redis_cluster_example() -> None:
     env["MAX_IDLE_TIME_BEFORE_CLOSE"] = "2"
     done = subprocess.run(
         [sys.executable, str(CLUSTER / "run_cluster.py"), "--json", "--origins", "4"],
-        cwd=CLUSTER, capture_output=True, text=True, timeout=180, env=env,
+        cwd=CLUSTER,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     summary = json.loads(done.stdout.strip().splitlines()[-1])

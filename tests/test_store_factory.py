@@ -54,8 +54,9 @@ def test_jobdir_that_does_not_exist_yet_is_created(tmp_path: Path) -> None:
     ids=["memory_wins_over_jobdir", "path_wins_over_jobdir"],
 )
 def test_explicit_store_wins_over_jobdir(tmp_path: Path, value: str, expected: str) -> None:
-    store = build({"JOBDIR": str(tmp_path / "job"),
-                   "ROBOTSTXT_CACHE_STORE": value.format(tmp=tmp_path)})
+    store = build(
+        {"JOBDIR": str(tmp_path / "job"), "ROBOTSTXT_CACHE_STORE": value.format(tmp=tmp_path)}
+    )
     if expected == "memory":
         assert isinstance(store, MemoryPolicyStore)
     else:
@@ -67,17 +68,21 @@ def test_path_object_and_directory(tmp_path: Path) -> None:
 
 
 def test_settings_reach_the_layers(tmp_path: Path) -> None:
-    store = build({
-        "ROBOTSTXT_CACHE_STORE": str(tmp_path / "r.sqlite"),
-        "ROBOTSTXT_CACHE_STORE_TIMEOUT": 0.25,
-        "ROBOTSTXT_LOCAL_CACHE_TTL": 5,
-        "ROBOTSTXT_CACHE_SIZE": 11,
-        "ROBOTSTXT_UNREACHABLE_ALLOW_AFTER": 99,
-    })
+    store = build(
+        {
+            "ROBOTSTXT_CACHE_STORE": str(tmp_path / "r.sqlite"),
+            "ROBOTSTXT_CACHE_STORE_TIMEOUT": 0.25,
+            "ROBOTSTXT_LOCAL_CACHE_TTL": 5,
+            "ROBOTSTXT_CACHE_SIZE": 11,
+            "ROBOTSTXT_UNREACHABLE_ALLOW_AFTER": 99,
+        }
+    )
     assert isinstance(store, LayeredPolicyStore) and isinstance(store.shared, SqlitePolicyStore)
     assert (store.timeout, store.local_ttl, store.local.max_size) == (0.25, 5.0, 11)
     assert (store.shared.timeout, store.shared.max_size, store.shared.allow_after) == (
-        0.25, 11, 99.0
+        0.25,
+        11,
+        99.0,
     )
 
 
@@ -97,16 +102,24 @@ def test_unusable_location_falls_back_to_memory(
 
 @pytest.mark.parametrize(
     "url",
-    ["redis://127.0.0.1:6379/0", "rediss://user:pw@cache.internal:6380/2",
-     "unix:///run/redis.sock?db=1"],
+    [
+        "redis://127.0.0.1:6379/0",
+        "rediss://user:pw@cache.internal:6380/2",
+        "unix:///run/redis.sock?db=1",
+    ],
     ids=["redis", "rediss_with_password", "unix_socket"],
 )
 def test_redis_urls(url: str) -> None:
     pytest.importorskip("redis")
     from scrapy_googlerobots._redis_store import RedisPolicyStore
 
-    store = build({"ROBOTSTXT_CACHE_STORE": url, "ROBOTSTXT_CACHE_KEY_PREFIX": "p:",
-                   "ROBOTSTXT_CACHE_STORE_TIMEOUT": 0.3})
+    store = build(
+        {
+            "ROBOTSTXT_CACHE_STORE": url,
+            "ROBOTSTXT_CACHE_KEY_PREFIX": "p:",
+            "ROBOTSTXT_CACHE_STORE_TIMEOUT": 0.3,
+        }
+    )
     assert isinstance(store, LayeredPolicyStore)
     assert isinstance(store.shared, RedisPolicyStore)
     assert store.shared.prefix == "p:"
@@ -126,10 +139,14 @@ def test_redis_url_without_the_redis_package(monkeypatch: pytest.MonkeyPatch) ->
     ("values", "message"),
     [
         ({"ROBOTSTXT_CACHE_STORE": "mongodb://x/y"}, "use 'memory', a file path"),
-        ({"ROBOTSTXT_CACHE_STORE": "/tmp/x.sqlite", "ROBOTSTXT_CACHE_STORE_TIMEOUT": 0},
-         "ROBOTSTXT_CACHE_STORE_TIMEOUT must be a positive"),
-        ({"ROBOTSTXT_CACHE_STORE": "/tmp/x.sqlite", "ROBOTSTXT_LOCAL_CACHE_TTL": -1},
-         "ROBOTSTXT_LOCAL_CACHE_TTL must be 0 or more"),
+        (
+            {"ROBOTSTXT_CACHE_STORE": "/tmp/x.sqlite", "ROBOTSTXT_CACHE_STORE_TIMEOUT": 0},
+            "ROBOTSTXT_CACHE_STORE_TIMEOUT must be a positive",
+        ),
+        (
+            {"ROBOTSTXT_CACHE_STORE": "/tmp/x.sqlite", "ROBOTSTXT_LOCAL_CACHE_TTL": -1},
+            "ROBOTSTXT_LOCAL_CACHE_TTL must be 0 or more",
+        ),
         ({"ROBOTSTXT_CACHE_STORE": "redis://h:notaport/0"}, "not a usable Redis URL"),
     ],
     ids=["unknown_scheme", "zero_timeout", "negative_local_ttl", "bad_redis_url"],

@@ -23,8 +23,14 @@ from redis_server import RedisServer, redis_server
 __all__ = ["redis_server"]  # the fixture, imported for the tests below
 
 ORIGIN = "https://example.com:443"
-FRESH = PolicyRecord(ORIGIN, FetchOutcome.RULES, b"User-agent: *\nDisallow: /x\n", 200,
-                     fetched_at=1_000.0, expires_at=90_000.0)
+FRESH = PolicyRecord(
+    ORIGIN,
+    FetchOutcome.RULES,
+    b"User-agent: *\nDisallow: /x\n",
+    200,
+    fetched_at=1_000.0,
+    expires_at=90_000.0,
+)
 
 
 class SharedStore(MemoryPolicyStore):
@@ -65,8 +71,12 @@ class Setup:
         self.stats = Stats()
         kwargs.setdefault("local_ttl", 60.0)
         self.store = LayeredPolicyStore(
-            self.shared, description="test-store", stats=self.stats, clock=self.clock,
-            monotonic=self.monotonic, **kwargs,
+            self.shared,
+            description="test-store",
+            stats=self.stats,
+            clock=self.clock,
+            monotonic=self.monotonic,
+            **kwargs,
         )
 
 
@@ -113,9 +123,18 @@ def test_another_workers_write_is_seen_after_local_ttl() -> None:
     "record",
     [
         pytest.param(FRESH, id="expired_copy"),
-        pytest.param(PolicyRecord(ORIGIN, FetchOutcome.UNREACHABLE, None, 503,
-                                  unreachable_since=1_000.0, failures=2, retry_at=2_030.0),
-                     id="unreachable_retry_time_came"),
+        pytest.param(
+            PolicyRecord(
+                ORIGIN,
+                FetchOutcome.UNREACHABLE,
+                None,
+                503,
+                unreachable_since=1_000.0,
+                failures=2,
+                retry_at=2_030.0,
+            ),
+            id="unreachable_retry_time_came",
+        ),
     ],
 )
 def test_a_record_due_for_a_fetch_is_reread_every_time(record: PolicyRecord) -> None:
@@ -152,8 +171,9 @@ def test_outage_degrades_once_then_recovers(caplog: pytest.LogCaptureFixture) ->
     s.monotonic.now += 60  # local copy due for a re-read
     with caplog.at_level(logging.DEBUG, logger="scrapy_googlerobots._layered_store"):
         assert s.store.get(ORIGIN) == FRESH, "the local copy answers during the outage"
-        other = PolicyRecord("http://other.example:80", FetchOutcome.ALLOW_ALL, None, 404,
-                             2_000.0, 9_000.0)
+        other = PolicyRecord(
+            "http://other.example:80", FetchOutcome.ALLOW_ALL, None, 404, 2_000.0, 9_000.0
+        )
         for _ in range(50):
             s.store.get(ORIGIN)
             s.store.put(other)
@@ -236,8 +256,14 @@ def _redis_layer(server: RedisServer, stats: Stats, monotonic: Clock) -> Layered
     from scrapy_googlerobots._redis_store import RedisPolicyStore
 
     shared = RedisPolicyStore.from_url(server.url, timeout=0.5)
-    return LayeredPolicyStore(shared, description=server.url, stats=stats, timeout=0.5,
-                              monotonic=monotonic, local_ttl=60.0)
+    return LayeredPolicyStore(
+        shared,
+        description=server.url,
+        stats=stats,
+        timeout=0.5,
+        monotonic=monotonic,
+        local_ttl=60.0,
+    )
 
 
 def test_redis_killed_and_restarted(
@@ -248,8 +274,7 @@ def test_redis_killed_and_restarted(
     store.put(FRESH)
     redis_server.kill()
     monotonic.now += 60
-    written = PolicyRecord("http://during.example:80", FetchOutcome.ALLOW_ALL, None, 404,
-                           1.0, 2e9)
+    written = PolicyRecord("http://during.example:80", FetchOutcome.ALLOW_ALL, None, 404, 1.0, 2e9)
     with caplog.at_level(logging.INFO, logger="scrapy_googlerobots._layered_store"):
         started = time.monotonic()
         for _ in range(20):

@@ -72,20 +72,35 @@ def test_keys_live_under_the_prefix(redis_server: RedisServer) -> None:
     [
         pytest.param(
             PolicyRecord("http://a:80", FetchOutcome.RULES, b"", 200, 0.0, 5 * DAY),
-            DAY, 5 * DAY, id="fresh_copy_lives_until_it_expires",
+            DAY,
+            5 * DAY,
+            id="fresh_copy_lives_until_it_expires",
         ),
         pytest.param(
             PolicyRecord("http://a:80", FetchOutcome.RULES, b"", 200, 0.0, DAY),
-            30 * DAY, 30 * DAY, id="last_good_copy_lives_allow_after_past_its_fetch",
+            30 * DAY,
+            30 * DAY,
+            id="last_good_copy_lives_allow_after_past_its_fetch",
         ),
         pytest.param(
-            PolicyRecord("http://a:80", FetchOutcome.UNREACHABLE, None, 503,
-                         unreachable_since=2 * DAY, failures=4, retry_at=2 * DAY + 600),
-            30 * DAY, 32 * DAY, id="unreachable_since_lives_allow_after_past_the_outage_start",
+            PolicyRecord(
+                "http://a:80",
+                FetchOutcome.UNREACHABLE,
+                None,
+                503,
+                unreachable_since=2 * DAY,
+                failures=4,
+                retry_at=2 * DAY + 600,
+            ),
+            30 * DAY,
+            32 * DAY,
+            id="unreachable_since_lives_allow_after_past_the_outage_start",
         ),
         pytest.param(
             PolicyRecord("http://a:80", FetchOutcome.ALLOW_ALL, None, 404, 0.0, 10.0),
-            0.0, 60.0, id="a_record_just_written_lives_at_least_a_minute",
+            0.0,
+            60.0,
+            id="a_record_just_written_lives_at_least_a_minute",
         ),
     ],
 )

@@ -128,12 +128,19 @@ def test_records_that_can_no_longer_matter_are_pruned_at_open(db: Path) -> None:
 def test_size_limit_keeps_the_longest_relevant(db: Path) -> None:
     store = SqlitePolicyStore(db, max_size=3, allow_after=0.0, clock=Clock(0.0))
     for i in range(5):
-        store.put(PolicyRecord(origin=f"http://h{i}:80", outcome=FetchOutcome.ALLOW_ALL,
-                               expires_at=100.0 + i))
+        store.put(
+            PolicyRecord(
+                origin=f"http://h{i}:80", outcome=FetchOutcome.ALLOW_ALL, expires_at=100.0 + i
+            )
+        )
     store.close()
     reopened = SqlitePolicyStore(db, max_size=3, allow_after=0.0, clock=Clock(0.0))
     assert [reopened.get(f"http://h{i}:80") is not None for i in range(5)] == [
-        False, False, True, True, True
+        False,
+        False,
+        True,
+        True,
+        True,
     ]
 
 
@@ -191,13 +198,26 @@ def _writer(path: str, index: int) -> list[str]:
     store = SqlitePolicyStore(path, timeout=10.0, clock=Clock(0.0))
     won = []
     for i in range(_OWN):
-        store.put(PolicyRecord(origin=f"http://w{index}-{i}:80", outcome=FetchOutcome.RULES,
-                               body=f"writer {index} record {i}".encode(), status=200,
-                               expires_at=1e9))
+        store.put(
+            PolicyRecord(
+                origin=f"http://w{index}-{i}:80",
+                outcome=FetchOutcome.RULES,
+                body=f"writer {index} record {i}".encode(),
+                status=200,
+                expires_at=1e9,
+            )
+        )
         contended = f"http://shared-{i % _CONTENDED}:80"
-        store.put(PolicyRecord(origin=contended, outcome=FetchOutcome.RULES,
-                               body=f"writer {index}".encode(), status=200 + index,
-                               failures=index, expires_at=1e9))
+        store.put(
+            PolicyRecord(
+                origin=contended,
+                outcome=FetchOutcome.RULES,
+                body=f"writer {index}".encode(),
+                status=200 + index,
+                failures=index,
+                expires_at=1e9,
+            )
+        )
         if store.acquire_fetch_lease(f"http://lease-{i}:80", 3_600):
             won.append(f"http://lease-{i}:80")
     store.close()

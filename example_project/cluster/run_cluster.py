@@ -91,9 +91,24 @@ def start_redis(workdir: Path) -> tuple[subprocess.Popen[str], str]:
         sys.exit("redis-server not found: apt-get install redis-server, or set REDIS_URL")
     socket_path = workdir / "redis.sock"
     process = subprocess.Popen(
-        [binary, "--port", "0", "--unixsocket", str(socket_path), "--unixsocketperm", "700",
-         "--save", "", "--appendonly", "no", "--dir", str(workdir)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            binary,
+            "--port",
+            "0",
+            "--unixsocket",
+            str(socket_path),
+            "--unixsocketperm",
+            "700",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(workdir),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     assert process.stdout is not None
     for line in process.stdout:
@@ -130,12 +145,28 @@ def main() -> int:
         workers = []
         for name in ("worker-1", "worker-2"):
             log = open(workdir / f"{name}.log", "w")  # noqa: SIM115 - closed below
-            command = [sys.executable, "-m", "scrapy", "crawl", "pages",
-                       "-o", str(workdir / f"{name}.jsonl")]
-            workers.append((name, log, subprocess.Popen(
-                command, cwd=HERE, stdout=log, stderr=subprocess.STDOUT,
-                env={**env, "REDIS_URL": redis_url, "WORKER_NAME": name},
-            )))
+            command = [
+                sys.executable,
+                "-m",
+                "scrapy",
+                "crawl",
+                "pages",
+                "-o",
+                str(workdir / f"{name}.jsonl"),
+            ]
+            workers.append(
+                (
+                    name,
+                    log,
+                    subprocess.Popen(
+                        command,
+                        cwd=HERE,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        env={**env, "REDIS_URL": redis_url, "WORKER_NAME": name},
+                    ),
+                )
+            )
         codes = {}
         for name, log, process in workers:
             codes[name] = process.wait(timeout=300)
@@ -169,22 +200,38 @@ def report(origins: list[Origin], workdir: Path, codes: dict[str, int], as_json:
     pages = [origin.url + path for origin in origins for path in ALLOWED]
     once = all(len(crawled.get(page, [])) == 1 for page in pages)
     per_worker = Counter(worker for workers in crawled.values() for worker in workers)
-    print(f"robots.txt fetches: {robots_fetches} for {len(origins)} origins and {len(codes)} "
-          f"workers (each worker fetching its own: {len(origins) * len(codes)})")
-    print(f"pages crawled: {sum(per_worker.values())} of {len(pages)}, each once: {once}; "
-          + ", ".join(f"{name}: {per_worker[name]}" for name in codes))
+    print(
+        f"robots.txt fetches: {robots_fetches} for {len(origins)} origins and {len(codes)} "
+        f"workers (each worker fetching its own: {len(origins) * len(codes)})"
+    )
+    print(
+        f"pages crawled: {sum(per_worker.values())} of {len(pages)}, each once: {once}; "
+        + ", ".join(f"{name}: {per_worker[name]}" for name in codes)
+    )
     print(f"disallowed pages requested: {disallowed}")
     ok = all(code == 0 for code in codes.values()) and once and not disallowed
     ok = ok and all(origin.hits["/robots.txt"] == 1 for origin in origins)
     if not ok:
         for name in codes:
-            print(f"--- {name} (exit {codes[name]}) ---\n"
-                  + (workdir / f"{name}.log").read_text()[-3000:])
+            print(
+                f"--- {name} (exit {codes[name]}) ---\n"
+                + (workdir / f"{name}.log").read_text()[-3000:]
+            )
     if as_json:
-        print(json.dumps({"origins": len(origins), "robots_fetches": robots_fetches,
-                          "pages": len(pages), "each_page_once": once,
-                          "per_worker": dict(per_worker), "disallowed_requested": disallowed,
-                          "exit_codes": codes, "ok": ok}))
+        print(
+            json.dumps(
+                {
+                    "origins": len(origins),
+                    "robots_fetches": robots_fetches,
+                    "pages": len(pages),
+                    "each_page_once": once,
+                    "per_worker": dict(per_worker),
+                    "disallowed_requested": disallowed,
+                    "exit_codes": codes,
+                    "ok": ok,
+                }
+            )
+        )
     return 0 if ok else 1
 
 

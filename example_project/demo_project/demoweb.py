@@ -148,14 +148,25 @@ class DemoWeb:
     def start(self) -> list[DemoOrigin]:
         """Open every origin on a free port; returns the origins to crawl."""
         self._listen(
-            DemoOrigin("Longest match and ties", "200",
-                       ("/shop/cart", "/shop/sale/boots", "/guides/setup", "/about")),
+            DemoOrigin(
+                "Longest match and ties",
+                "200",
+                ("/shop/cart", "/shop/sale/boots", "/guides/setup", "/about"),
+            ),
             _serve(LONGEST_MATCH),
         )
         self._listen(
-            DemoOrigin("Wildcards: * and $", "200",
-                       ("/files/manual.pdf", "/files/manual.pdf?page=2", "/cart?sessionid=42",
-                        "/private/data", "/private/team/public")),
+            DemoOrigin(
+                "Wildcards: * and $",
+                "200",
+                (
+                    "/files/manual.pdf",
+                    "/files/manual.pdf?page=2",
+                    "/cart?sessionid=42",
+                    "/private/data",
+                    "/private/team/public",
+                ),
+            ),
             _serve(WILDCARDS),
         )
         self._listen(
@@ -167,8 +178,11 @@ class DemoWeb:
             _not_found,
         )
         self._listen(
-            DemoOrigin("robots.txt answers 503, then recovers", "503 then 200",
-                       ("/news/today", "/drafts/tomorrow")),
+            DemoOrigin(
+                "robots.txt answers 503, then recovers",
+                "503 then 200",
+                ("/news/today", "/drafts/tomorrow"),
+            ),
             _unavailable_then(RECOVERS, self.failures),
         )
         shared = self._listen(
@@ -176,8 +190,9 @@ class DemoWeb:
             _serve(MOVED),
         )
         self._listen(
-            DemoOrigin("robots.txt redirects to another origin", "301", ("/welcome",
-                                                                          "/members/list")),
+            DemoOrigin(
+                "robots.txt redirects to another origin", "301", ("/welcome", "/members/list")
+            ),
             _redirect_to(f"{shared.url}/shared/robots.txt"),
         )
         return [origin for origin in self.origins if origin.crawl]

@@ -74,10 +74,15 @@ class RobotsTxtRecorder:
                     body = _decoded(response)
                 except (OSError, EOFError, zlib.error):
                     body = None
-            self._send(Exchange(
-                request.url, time.monotonic(), response.status,
-                location.decode("latin-1") if location else None, body,
-            ))
+            self._send(
+                Exchange(
+                    request.url,
+                    time.monotonic(),
+                    response.status,
+                    location.decode("latin-1") if location else None,
+                    body,
+                )
+            )
         return response
 
     def process_exception(self, request: Request, exception: Exception, spider: Any = None) -> None:
@@ -170,8 +175,11 @@ def render(
             why = page.detail
             if parser is not None and lines is not None:
                 verdict = parser.explain(page.url, user_agent)
-                why = f"line {verdict.line}: {lines[verdict.line]}" if verdict.line else (
-                    "no matching rule")
+                why = (
+                    f"line {verdict.line}: {lines[verdict.line]}"
+                    if verdict.line
+                    else ("no matching rule")
+                )
                 if page.outcome in ("crawled", "blocked") and verdict.allowed != (
                     page.outcome == "crawled"
                 ):
@@ -191,7 +199,9 @@ def render(
     if robot_stats:
         out += textwrap.wrap(
             ", ".join(f"{k}={v}" for k, v in robot_stats.items()),
-            width=100, initial_indent="Stats: ", subsequent_indent="  ",
+            width=100,
+            initial_indent="Stats: ",
+            subsequent_indent="  ",
             break_on_hyphens=False,
         )
     return "\n".join(out)
