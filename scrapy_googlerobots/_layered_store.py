@@ -111,7 +111,7 @@ class LayeredPolicyStore:
         # bounded like the local layer.
         self._fresh: OrderedDict[str, tuple[PolicyRecord, float, float]] = OrderedDict()
         # Origins written locally while the shared store was out; pushed to it
-        # on recovery unless another worker wrote them meanwhile.
+        # on recovery unless it holds a good copy at least as recent.
         self._dirty: set[str] = set()
         self._down_since: float | None = None
         self._probe_at = 0.0
@@ -248,14 +248,19 @@ class LayeredPolicyStore:
         self._flush_dirty()
 
     def _flush_dirty(self) -> None:
-        """Write records kept locally during the outage, unless someone wrote them meanwhile."""
+        """Write records kept locally during the outage where they are news to the shared store.
+
+        A record goes up when the shared store has none for its origin, or an
+        older good copy than ours (we fetched during the outage); a copy at
+        least as recent, written by another worker meanwhile, is left alone.
+        """
         dirty, self._dirty = self._dirty, set()
         for origin in dirty:
             record = self.local.get(origin)
             if record is None:
                 continue
             ok, existing = self._call("get", self.shared.get, origin)
-            if ok and existing is None:
+            if ok and (existing is None or existing.fetched_at < record.fetched_at):
                 ok, _ = self._call("put", self.shared.put, record)
             if not ok:
                 # Down again: keep everything not yet written for next time.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 import os
@@ -212,6 +213,20 @@ def test_records_written_during_an_outage_do_not_overwrite_newer_ones() -> None:
     s.monotonic.now += 1
     s.store.get("http://probe.example:80")
     assert s.shared.get(ORIGIN) == FRESH
+
+
+def test_a_copy_fetched_during_an_outage_replaces_an_older_shared_one() -> None:
+    s = Setup()
+    s.store.put(FRESH)
+    s.shared.failing = True
+    refetched = dataclasses.replace(
+        FRESH, body=b"User-agent: *\nDisallow: /y\n", fetched_at=3_000.0
+    )
+    s.store.put(refetched)
+    s.shared.failing = False
+    s.monotonic.now += 1
+    s.store.get("http://probe.example:80")
+    assert s.shared.get(ORIGIN) == refetched
 
 
 def test_probe_pause_grows_while_the_store_stays_down() -> None:
