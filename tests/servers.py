@@ -23,6 +23,7 @@ import logging
 import socket
 import struct
 import tempfile
+import time
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -189,6 +190,8 @@ class RecordedRequest:
     path: str
     headers: dict[str, list[str]]
     body: bytes
+    #: When it arrived (time.monotonic()).
+    at: float = field(default_factory=time.monotonic)
     #: Body bytes handed to the connection (streams count as the client reads).
     body_bytes_sent: int = 0
     #: The connection was lost before the response was complete.

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
@@ -377,6 +378,34 @@ async def test_dead_lease_holder_is_replaced_after_lease_expiry(
     assert successor["stats"]["robotstxt/fetch_lease/waits"] >= 1
     # Generous bound: it waited for the lease, and not for ever.
     assert time.monotonic() - killed_at < 60
+
+
+@pytest_twisted.ensureDeferred
+async def test_cluster_shares_the_backoff_of_an_unreachable_origin(
+    redis_server: RedisServer, site: Site
+) -> None:
+    # Two failures, then rules. Each worker on its own would fetch at start and
+    # again at each of its own retries (4 fetches or more, two at once at the
+    # start); sharing the record and its retry time, the cluster makes one
+    # fetch per backoff step, and both workers obey the rules once found.
+    site.script("/robots.txt", Reply(503), Reply(503), Reply(200, ROBOTS))
+    urls = [site.url("/a"), site.url("/private/x")]
+    config = worker_config(redis_server, urls, ROBOTSTXT_RETRY_DELAY=2, ROBOTSTXT_RETRY_MAX_DELAY=2)
+    workers = [Worker(config) for _ in range(2)]
+    reports = [await w.ended.addTimeout(90, _reactor()) for w in workers]
+    for report in reports:
+        assert report["exit"] == 0, report["stderr"]
+        assert report["downloaded"] == [site.url("/a")]
+        assert report["stats"]["robotstxt/forbidden"] == 1
+    assert site.hits("/robots.txt") == 3
+    fetches = [r["stats"].get("robotstxt/request_count", 0) for r in reports]
+    assert sum(fetches) == 3, f"fetches per worker: {fetches}"
+    arrivals = [record.at for record in site.requests("/robots.txt")]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(arrivals)]
+    # Spacing comes from the shared retry time: it can only grow on a slow
+    # machine, never shrink, so half the delay is a safe lower bound.
+    assert min(gaps) >= 1.0, f"robots.txt fetched {gaps} s apart"
+    assert site.hits("/private/x") == 0
 
 
 def test_scrapy_redis_cluster_example() -> None:
