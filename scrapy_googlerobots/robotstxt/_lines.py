@@ -1,9 +1,9 @@
 """The tokenizer: robots.txt bytes -> physical lines -> (key, value) directives.
 
-One tokenizer, several consumers: :func:`scan_lines` reports every line with
-its metadata (for the linter); :func:`scrapy_googlerobots.robotstxt.parse`
-runs the same steps in a loop of its own that skips, unparsed, every line that
-cannot hold a key it cares for. Both follow google/robotstxt ``robots.cc``
+One tokenizer, two consumers: :func:`scan_lines` reports every line with its
+metadata (for the linter); :func:`directives` yields just the key/value lines
+:func:`scrapy_googlerobots.robotstxt.parse` cares for, skipping the others
+unparsed. Both follow google/robotstxt ``robots.cc``
 (``RobotsTxtParser::Parse`` and ``GetKeyAndValueFrom``) byte for byte.
 """
 
@@ -226,6 +226,48 @@ EXACT_KEYS = {
     b"disallow": LineKind.DISALLOW,
     b"sitemap": LineKind.SITEMAP,
 }
+
+
+_WHITESPACE_BYTES = frozenset(WHITESPACE)
+
+
+def directives(data: bytes, first_bytes: frozenset[int]) -> Iterator[tuple[int, bytes, bytes]]:
+    """(line number, key, value) of each directive line whose key starts with a wanted byte.
+
+    The steps of :func:`scan_lines` without its per-line report; lines that
+    cannot hold a wanted key (comments, prose, HTML) are skipped unparsed.
+    Values are not escaped.
+    """
+    number = 0
+    for chunk in line_chunks(data):
+        has_nul = 0 in chunk
+        has_long_lines = len(chunk) > MAX_LINE_LENGTH
+        for line in chunk.split(b"\n"):
+            number += 1
+            if not line:
+                continue
+            if line[0] not in first_bytes:
+                if line[0] not in _WHITESPACE_BYTES:
+                    continue
+                start = line.lstrip(WHITESPACE)[:1]
+                if not start or start[0] not in first_bytes:
+                    continue
+            if has_long_lines:
+                line = line[:MAX_LINE_LENGTH]
+            if has_nul and 0 in line:
+                line = line[: line.index(0)]  # the reference works on C strings
+            if 35 in line:  # "#": a comment
+                line = line[: line.index(35)]
+            key, colon, value = line.partition(b":")
+            if colon:
+                key = key.strip(WHITESPACE)  # not empty: it starts with a wanted byte
+                value = value.strip(WHITESPACE)
+            else:
+                directive = split_directive(line.strip(WHITESPACE))
+                if directive is None:
+                    continue
+                key, value = directive[0], directive[1]
+            yield number, key, value
 
 
 def to_bytes(body: bytes | str) -> bytes:

@@ -227,8 +227,6 @@ class RuleIndex:
         # Every head up the chain from here is a prefix of the path.
         best: int = self._chain_best[position]
         position = self._next_special[position]
-        if position < 0:
-            return best
         while position >= 0:
             prefilter, specials = self._specials[position]
             if prefilter is not None and len(path) <= _PREFILTER_PATH_MAX:

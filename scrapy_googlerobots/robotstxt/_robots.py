@@ -10,13 +10,11 @@ from typing import NamedTuple
 
 from ._lines import (
     EXACT_KEYS,
-    MAX_LINE_LENGTH,
     WHITESPACE,
     LineKind,
     classify_key,
+    directives,
     escape_pattern,
-    line_chunks,
-    split_directive,
     to_bytes,
 )
 from ._match import HTTP_AUTHORITY, NO_MATCH, RuleIndex, path_params_query
@@ -193,14 +191,9 @@ class RobotsTxt:
         except UnicodeEncodeError:  # lone surrogates: still bytes, never an error
             data = url.encode("utf-8", "surrogatepass")
         found = HTTP_AUTHORITY(data)
-        if found is None:
-            return path_params_query(data)
-        authority = data[: found.end()]
-        if authority.isascii():
-            self._authority = authority.decode("ascii")
-        if 35 in data or 0 in data:  # "#" or NUL: let the general code cut
-            return path_params_query(data)
-        return data[found.end() :]
+        if found is not None and data[: found.end()].isascii():
+            self._authority = data[: found.end()].decode("ascii")
+        return path_params_query(data)
 
     def crawl_delay(self, user_agent: UserAgent) -> float | None:
         """The ``crawl-delay`` of the group(s) that apply to ``user_agent``, if any.
@@ -245,46 +238,17 @@ def parse(body: bytes | str, *, max_size: int | None = None) -> RobotsTxt:
     if max_size is not None:
         data = data[: max(max_size, 0)]
     builder = _Builder()
-    number = 0
-    for chunk in line_chunks(data):
-        has_nul = 0 in chunk
-        has_long_lines = len(chunk) > MAX_LINE_LENGTH
-        # The steps of scan_lines, inlined: this loop is the parse time.
-        for line in chunk.split(b"\n"):
-            number += 1
-            if not line:
-                continue
-            if line[0] not in _KEY_STARTS:
-                if line[0] not in _WHITESPACE_BYTES:
-                    continue
-                start = line.lstrip(WHITESPACE)[:1]
-                if not start or start[0] not in _KEY_STARTS:
-                    continue
-            if has_long_lines:
-                line = line[:MAX_LINE_LENGTH]
-            if has_nul and 0 in line:
-                line = line[: line.index(0)]  # the reference works on C strings
-            if 35 in line:  # "#": a comment
-                line = line[: line.index(35)]
-            key, colon, value = line.partition(b":")
-            if colon:
-                key = key.strip(WHITESPACE)  # not empty: it starts with a letter
-                value = value.strip(WHITESPACE)
-            else:
-                directive = split_directive(line.strip(WHITESPACE))
-                if directive is None:
-                    continue
-                key, value = directive[0], directive[1]
-            kind = EXACT_KEYS.get(key.lower()) or classify_key(key)[0]
-            if kind is _DISALLOW or kind is _ALLOW:
-                builder.rule(number if kind is _ALLOW else -number, value)
-            elif kind is _USER_AGENT:
-                builder.user_agent(value)
-            elif kind is _SITEMAP:
-                if value:
-                    builder.sitemaps.append(value.decode("utf-8", "replace"))
-            elif len(key) == len(_CRAWL_DELAY_KEY) and key.lower() == _CRAWL_DELAY_KEY:
-                builder.crawl_delay(value)
+    for number, key, value in directives(data, _KEY_STARTS):
+        kind = EXACT_KEYS.get(key.lower()) or classify_key(key)[0]
+        if kind is _DISALLOW or kind is _ALLOW:
+            builder.rule(number if kind is _ALLOW else -number, value)
+        elif kind is _USER_AGENT:
+            builder.user_agent(value)
+        elif kind is _SITEMAP:
+            if value:
+                builder.sitemaps.append(value.decode("utf-8", "replace"))
+        elif len(key) == len(_CRAWL_DELAY_KEY) and key.lower() == _CRAWL_DELAY_KEY:
+            builder.crawl_delay(value)
     return builder.build()
 
 
@@ -292,7 +256,6 @@ _ALLOW = LineKind.ALLOW
 _DISALLOW = LineKind.DISALLOW
 _USER_AGENT = LineKind.USER_AGENT
 _SITEMAP = LineKind.SITEMAP
-_WHITESPACE_BYTES = frozenset(WHITESPACE)
 
 
 class _Builder:
