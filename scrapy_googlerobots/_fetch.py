@@ -33,11 +33,11 @@ from urllib.parse import urljoin
 from scrapy import Request, signals
 from scrapy.exceptions import IgnoreRequest, StopDownload
 from scrapy.http.request import NO_CALLBACK
-from scrapy.utils.defer import maybe_deferred_to_future
 from w3lib.url import safe_url_string
 
 from scrapy_googlerobots._fetch_policy import FetchOutcome, is_redirect, outcome_for_status
 from scrapy_googlerobots._origin import origin_of
+from scrapy_googlerobots._scrapy_compat import engine_download
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -161,20 +161,11 @@ class RobotsFetcher:
             headers={b"Accept-Encoding": _ACCEPT_ENCODING},
         )
 
-    async def _download(self, request: Request) -> Response:
-        engine = self.crawler.engine
-        assert engine is not None
-        download_async = getattr(engine, "download_async", None)
-        if download_async is not None:  # Scrapy >= 2.14
-            response: Response = await download_async(request)
-            return response
-        return await maybe_deferred_to_future(engine.download(request))  # type: ignore[no-any-return]
-
     async def _fetch_one(self, url: str, origin: Origin) -> FetchResult:
         request = self._request(url, origin)
         limit: _BodyLimit = request.meta[LIMIT_META]
         try:
-            response = await self._download(request)
+            response = await engine_download(self.crawler.engine, request)
         except StopDownload as stop:
             # Raised with fail=True by our own handlers: the body was stopped
             # before HttpCompressionMiddleware could inflate it.

@@ -42,19 +42,18 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import inspect
 import logging
-import re
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-import scrapy
 from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.log import failure_to_exc_info
-from twisted.internet.defer import Deferred
+from twisted.internet.defer import Deferred, fail, succeed
 from twisted.python.failure import Failure
 
 from scrapy_googlerobots._canonical import canonicalize_url
@@ -63,6 +62,11 @@ from scrapy_googlerobots._fetch import FetchResult, RobotsFetcher
 from scrapy_googlerobots._fetch_policy import FetchOutcome, backoff_delay, ttl_from_cache_control
 from scrapy_googlerobots._origin import Origin, origin_of
 from scrapy_googlerobots._parked_journal import attach_parked_journal
+from scrapy_googlerobots._scrapy_compat import (
+    PROCESS_REQUEST_IS_COROUTINE,
+    REQUEST_SCHEDULED_CAN_DROP,
+    engine_is_closing,
+)
 from scrapy_googlerobots._store import PolicyRecord, PolicyStore
 from scrapy_googlerobots._store_factory import build_store
 from scrapy_googlerobots._useragent import crawler_token
@@ -91,6 +95,8 @@ FORBIDDEN_MESSAGE = "Forbidden by robots.txt"
 # Largest scheme://authority prefix remembered by the origin memo (longer
 # ones, e.g. huge data: URLs, are resolved each time instead of stored).
 _MEMO_KEY_MAX = 512
+# Seconds between looks at the engine while requests wait (see _arm_watchdog).
+_WATCH_INTERVAL = 0.5
 _UNSEEN: Any = object()
 
 
@@ -172,12 +178,6 @@ class _OriginRef:
         self.key = origin.key
 
 
-def _request_scheduled_can_drop() -> bool:
-    """True on Scrapy >= 2.11.2: a request_scheduled handler may drop a request."""
-    numbers = [int(part) for part in re.findall(r"\d+", scrapy.__version__)[:3]]
-    return tuple(numbers) >= (2, 11, 2)
-
-
 class GoogleRobotsTxtMiddleware:
     """Downloader middleware obeying robots.txt the way Googlebot does (see the module doc).
 
@@ -204,27 +204,33 @@ class GoogleRobotsTxtMiddleware:
         self._memo_size = max(1_024, config.cache_size)
         # User-Agent header value -> product token.
         self._tokens: dict[bytes, str] = {}
+        # Before the first _token_of call (ROBOTSTXT_USER_AGENT may be a browser string).
+        self._warned_browser = False
         self._fixed_token: str | None = (
             self._token_of(config.user_agent) if config.user_agent else None
         )
         self._default_token: str | None = None
-        self._warned_browser = False
         # Parsed rules for records a store returns without them.
         self._parsed: OrderedDict[str, tuple[bytes | None, RobotsTxt]] = OrderedDict()
         self._states: dict[str, _OriginState] = {}
+        # _closing: the spider has begun closing (no new fetch, waiting requests
+        # dropped or saved); _closed: spider_closed has been sent.
+        self._closing = False
         self._closed = False
+        self._watchdog: _Timer | None = None
         settings = crawler.settings
         self._lease_ttl = (settings.getfloat("DOWNLOAD_TIMEOUT", 180) + 10) * (
             settings.getint("RETRY_TIMES", 2) + 1
         )
-        self._can_park = _request_scheduled_can_drop()
+        # Read through the module so tests can pretend to be an older Scrapy.
+        self._can_park = REQUEST_SCHEDULED_CAN_DROP
         if self._can_park:
             crawler.signals.connect(self._on_request_scheduled, signal=signals.request_scheduled)
         crawler.signals.connect(self._on_spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(self._on_spider_closed, signal=signals.spider_closed)
         # With JOBDIR: parked requests (in neither scheduler nor downloader)
         # are saved at close and handed back to the engine on resume.
-        attach_parked_journal(crawler, self)
+        self._journal = attach_parked_journal(crawler, self)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -232,10 +238,40 @@ class GoogleRobotsTxtMiddleware:
 
     # -- the hot path ------------------------------------------------------
 
-    def process_request(
+    async def _process_request_async(
         self, request: Request, spider: Spider | None = None
-    ) -> Request | Coroutine[Any, Any, None] | None:
-        """Let ``request`` through, raise ``IgnoreRequest``, or make it wait for robots.txt."""
+    ) -> Request | None:
+        """Let ``request`` through (None), raise ``IgnoreRequest``, or hand it back to be parked."""
+        outcome = self._check(request)
+        if outcome is None or isinstance(outcome, Request):
+            return outcome
+        await outcome
+        return None
+
+    def _process_request_deferred(
+        self, request: Request, spider: Spider | None = None
+    ) -> Deferred[Request | None] | None:
+        """As the stock method before Scrapy 2.14: a Deferred for every request it checks."""
+        if request.meta.get("dont_obey_robotstxt"):
+            return None
+        if self._origin_ref(request.url) is None:
+            return None  # like the stock method for data:, file: ... URLs
+        try:
+            outcome = self._check(request)
+        except IgnoreRequest:
+            return fail()
+        if outcome is None or isinstance(outcome, Request):
+            return succeed(outcome)
+        return deferred_from_coro(outcome)  # type: ignore[no-any-return]
+
+    # The stock class's calling convention on the installed Scrapy: ``async def``
+    # from 2.14 (``await mw.process_request(request)``), a Deferred before.
+    process_request = (
+        _process_request_async if PROCESS_REQUEST_IS_COROUTINE else _process_request_deferred
+    )
+
+    def _check(self, request: Request) -> Request | Coroutine[Any, Any, None] | None:
+        """None (let through), raise ``IgnoreRequest``, a Request to hand back, or a wait."""
         meta = request.meta
         if meta.get("dont_obey_robotstxt"):
             return None
@@ -385,7 +421,7 @@ class GoogleRobotsTxtMiddleware:
             return None
         if action is _Action.UNREACHABLE and self.config.unreachable == "disallow":
             raise self._drop(request, self._disallow_message(ref))
-        if meta.get(SCHEDULED_META) and self._can_park and not self._engine_closing():
+        if meta.get(SCHEDULED_META) and self._can_park and not self._stopping():
             # Back to the engine: request_scheduled parks it outside the
             # downloader. It passed the duplicate filter once already.
             request.dont_filter = True
@@ -418,7 +454,7 @@ class GoogleRobotsTxtMiddleware:
 
     def _on_request_scheduled(self, request: Request, **_: Any) -> None:
         meta = request.meta
-        if meta.get("dont_obey_robotstxt") or meta.get(DROP_META) or self._closed:
+        if meta.get("dont_obey_robotstxt") or meta.get(DROP_META) or self._closing:
             return
         ref = self._origin_ref(request.url)
         if ref is None:
@@ -435,6 +471,8 @@ class GoogleRobotsTxtMiddleware:
             return
         if action is _Action.UNREACHABLE and self.config.unreachable == "disallow":
             return  # process_request drops it, so that its errback runs
+        if self._stopping():
+            return  # the scheduler keeps it (JOBDIR) or drops it, as without robots.txt
         self._park(ref, request, record, now)
         # Scrapy >= 2.11.2: the engine drops the request silently (no errback).
         raise IgnoreRequest("Waiting for robots.txt")
@@ -453,6 +491,7 @@ class GoogleRobotsTxtMiddleware:
             state.trigger = request
         self._advance(state, record, now)
         self._arm_expiry(state, now)
+        self._arm_watchdog()
 
     def _mark_deferred(self, entry: _Parked) -> None:
         if not entry.deferred and self.config.unreachable == "defer":
@@ -467,7 +506,7 @@ class GoogleRobotsTxtMiddleware:
 
     def _advance(self, state: _OriginState, record: PolicyRecord | None, now: float) -> None:
         """Make sure something will happen for a waiting origin: a fetch now or a retry timer."""
-        if state.fetching or self._closed:
+        if state.fetching or self._stopping():
             return
         if record is None or record.retry_at is None or now >= record.retry_at:
             self._start_fetch(state, record)
@@ -476,13 +515,13 @@ class GoogleRobotsTxtMiddleware:
 
     def _retry_due(self, state: _OriginState) -> None:
         state.retry_timer = None
-        if not self._closed and not state.fetching and state.busy:
+        if not self._stopping() and not state.fetching and state.busy:
             # The timer is the schedule: fetch whatever the (movable) clock says.
             self._start_fetch(state, self._store.get(state.key))
         self._forget_if_idle(state)
 
     def _arm_expiry(self, state: _OriginState, now: float) -> None:
-        if state.expiry_timer is not None or not state.parked or self._closed:
+        if state.expiry_timer is not None or not state.parked or self._closing:
             return
         first = min(entry.deadline for entry in state.parked)
         state.expiry_timer = _Timer(first - now, lambda: self._expire(state))
@@ -490,7 +529,7 @@ class GoogleRobotsTxtMiddleware:
     def _expire(self, state: _OriginState) -> None:
         """Send parked requests past their max wait back to the engine, marked to be dropped."""
         state.expiry_timer = None
-        if self._closed:
+        if self._stopping():
             return
         now = self._clock()
         expired = [entry for entry in state.parked if entry.deadline <= now]
@@ -529,7 +568,7 @@ class GoogleRobotsTxtMiddleware:
 
     def _crawl(self, request: Request) -> None:
         engine = self.crawler.engine
-        if engine is None or self._closed:
+        if engine is None or self._closing:
             return
         engine.crawl(request)
 
@@ -543,13 +582,6 @@ class GoogleRobotsTxtMiddleware:
         state.trigger = None
         if self._states.get(state.key) is state:
             del self._states[state.key]
-
-    def _engine_closing(self) -> bool:
-        engine = self.crawler.engine
-        if engine is None or not getattr(engine, "running", True):
-            return True
-        slot = getattr(engine, "_slot", None) or getattr(engine, "slot", None)
-        return slot is None or getattr(slot, "closing", None) is not None
 
     # -- waiting inline (requests that never went through the scheduler) -------
 
@@ -584,7 +616,7 @@ class GoogleRobotsTxtMiddleware:
                 if not deferred:
                     deferred = True
                     self._stats.inc_value("robotstxt/unreachable/deferred")
-            if now >= deadline or self._closed or self._engine_closing():
+            if now >= deadline or self._stopping():
                 raise self._drop(
                     request,
                     f"robots.txt unreachable for {ref.key}: gave up after waiting "
@@ -596,6 +628,7 @@ class GoogleRobotsTxtMiddleware:
             waiter: Deferred[None] = Deferred()
             state.waiters.append(waiter)
             self._advance(state, record, now)
+            self._arm_watchdog()
             # Wake up at the deadline, and every few seconds to notice a closing engine.
             timer = _Timer(min(deadline - now, 5.0), lambda w=waiter: _fire(w))  # type: ignore[misc]
             try:
@@ -612,7 +645,7 @@ class GoogleRobotsTxtMiddleware:
         self, ref: _OriginRef, request: Request, basis: PolicyRecord | None
     ) -> None:
         state = self._state(ref)
-        if not state.fetching and not self._closed:
+        if not state.fetching and not self._stopping():
             state.trigger = state.trigger or request
             self._start_fetch(state, basis)
 
@@ -680,14 +713,14 @@ class GoogleRobotsTxtMiddleware:
             pause = 0.25
             while True:
                 await _sleep(pause)
-                if self._closed:
+                if self._stopping():
                     return False
                 if self._fetched_elsewhere(key, seen):
                     return False
                 if self._clock() >= give_up:
                     break  # the holder's lease has lapsed: try to take it
                 pause = min(pause * 2, 5.0)
-        if self._closed or self._fetched_elsewhere(key, seen):
+        if self._stopping() or self._fetched_elsewhere(key, seen):
             # The holder finished between our decision and our lease.
             self._store.release_fetch_lease(key)
             return False
@@ -874,7 +907,7 @@ class GoogleRobotsTxtMiddleware:
         waiting requests even if it has already expired (a tiny TTL): each of
         them is judged by the fetch it waited for.
         """
-        if not self._closed:
+        if not self._closing:  # closing: parked requests are dropped or saved, not released
             now = self._clock()
             record = self._store.get(state.key)
             if fetched is not None and fetched.outcome is not FetchOutcome.UNREACHABLE:
@@ -900,20 +933,105 @@ class GoogleRobotsTxtMiddleware:
     # -- spider lifecycle ------------------------------------------------------
 
     def _on_spider_idle(self, **_: Any) -> None:
-        if any(state.busy for state in self._states.values()):
+        if not self._closing and any(state.busy for state in self._states.values()):
             raise DontCloseSpider
 
-    def _on_spider_closed(self, **_: Any) -> None:
-        self._closed = True
-        waiting = 0
+    def _stopping(self) -> bool:
+        """True once the spider has begun closing (noticed here first: shut the waiting down)."""
+        if not self._closing and engine_is_closing(self.crawler.engine):
+            self._begin_shutdown()
+        return self._closing
+
+    def _arm_watchdog(self) -> None:
+        """While requests wait, look every ``_WATCH_INTERVAL`` s whether the spider is closing.
+
+        Scrapy sends no signal when a close begins (``spider_closed`` comes
+        after in-progress downloads end), and waiting requests must not hold
+        a stopping crawl open.
+        """
+        if self._watchdog is None and not self._closing:
+            self._watchdog = _Timer(_WATCH_INTERVAL, self._watch)
+
+    def _watch(self) -> None:
+        self._watchdog = None
+        if not self._stopping() and any(state.busy for state in self._states.values()):
+            self._arm_watchdog()
+
+    def _begin_shutdown(self) -> None:
+        """The spider is closing: start no fetch, end every wait.
+
+        Inline waits end with ``IgnoreRequest`` (Scrapy runs their errbacks);
+        parked requests get their errback here, once, or, with ``JOBDIR``,
+        stay parked for the journal to save at ``spider_closed``.
+        """
+        self._closing = True
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
+        dropped = 0
         for state in list(self._states.values()):
-            waiting += len(state.parked)
             for timer in (state.retry_timer, state.expiry_timer):
                 if timer is not None:
                     timer.cancel()
             state.retry_timer = state.expiry_timer = None
-            for waiter in state.waiters:
+            if self._journal is None:
+                parked, state.parked = state.parked, deque()
+                reason = f"robots.txt of {state.key} not known yet: the spider is closing"
+                for entry in parked:
+                    self._errback_dropped(entry.request, reason)
+                dropped += len(parked)
+            waiters, state.waiters = state.waiters, []
+            for waiter in waiters:
                 _fire(waiter)
+            self._forget_if_idle(state)
+        if dropped:
+            logger.info(
+                "Spider closing: dropped %(count)d requests that were waiting for robots.txt",
+                {"count": dropped},
+                extra={"spider": self.crawler.spider},
+            )
+
+    def _errback_dropped(self, request: Request, reason: str) -> None:
+        """Drop a parked request (outside Scrapy's flow): count it, run its errback once."""
+        self._stats.inc_value("robotstxt/unreachable/dropped")
+        logger.debug(
+            "Dropped %(request)s: %(reason)s",
+            {"request": request, "reason": reason},
+            extra={"spider": self.crawler.spider},
+        )
+        errback = request.errback
+        if errback is None:
+            return
+        try:
+            failure = Failure(IgnoreRequest(reason))  # type: ignore[no-untyped-call]
+            failure.request = request  # type: ignore[attr-defined]  # as Scrapy sets it
+            output = errback(failure)
+            if inspect.iscoroutine(output):
+                deferred_from_coro(output).addErrback(self._log_errback_error, request)
+            elif inspect.isasyncgen(output):
+                deferred_from_coro(_drain_async(output)).addErrback(
+                    self._log_errback_error, request
+                )
+            elif inspect.isgenerator(output):
+                # Run the errback's body; what it yields cannot be scheduled any more.
+                for _ in output:
+                    pass
+        except Exception:
+            self._log_errback_error(Failure(), request)  # type: ignore[no-untyped-call]
+
+    def _log_errback_error(self, failure: Failure, request: Request) -> None:
+        logger.error(
+            "Error in the errback of %(request)s (dropped: the spider is closing)",
+            {"request": request},
+            exc_info=failure_to_exc_info(failure),
+            extra={"spider": self.crawler.spider},
+        )
+
+    def _on_spider_closed(self, **_: Any) -> None:
+        if not self._closing:
+            self._begin_shutdown()
+        self._closed = True
+        waiting = sum(len(state.parked) for state in self._states.values())
         if waiting:
             self._stats.set_value("robotstxt/parked/at_close", waiting)
             logger.info(
@@ -957,6 +1075,11 @@ class GoogleRobotsTxtMiddleware:
             return
         request.meta[SCHEDULED_META] = True
         self._park(origin_ref, request, record, now)
+
+
+async def _drain_async(output: Any) -> None:
+    async for _ in output:
+        pass
 
 
 def _fire(waiter: Deferred[None]) -> None:

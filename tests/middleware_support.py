@@ -10,6 +10,7 @@ from scrapy import Request
 from scrapy.http import Response
 
 from scrapy_googlerobots import GoogleRobotsTxtMiddleware
+from scrapy_googlerobots._scrapy_compat import REQUEST_SCHEDULED_CAN_DROP
 
 from servers import CrawlResult, RecordingSpider
 
@@ -110,14 +111,8 @@ def our_middleware(crawler: Any) -> GoogleRobotsTxtMiddleware:
     return middleware
 
 
-def _can_park() -> bool:
-    from scrapy_googlerobots._middleware import _request_scheduled_can_drop
-
-    return _request_scheduled_can_drop()
-
-
 #: Scrapy >= 2.11.2: waiting requests are parked outside the downloader.
-CAN_PARK = _can_park()
+CAN_PARK = REQUEST_SCHEDULED_CAN_DROP
 requires_parking = pytest.mark.skipif(
     not CAN_PARK, reason="Scrapy < 2.11.2: waiting requests wait in the downloader instead"
 )

@@ -214,24 +214,27 @@ async def test_unreachable_longer_than_allow_after_without_copy_allows_all(site:
 
 @requires_parking
 @pytest_twisted.ensureDeferred
-async def test_spider_closing_with_parked_requests(site: Site) -> None:
+async def test_spider_closing_drops_parked_requests_with_their_errback(site: Site) -> None:
+    # Issue 10: a stop is a stop. Waiting requests are not left behind silently:
+    # without JOBDIR each gets its errback once, at the start of the close.
     site.script("/robots.txt", Reply(503))
-    parked: list[list[str]] = []
-
-    def on_closed(spider: Any, **_: Any) -> None:
-        parked.append([request.url for request in our_middleware(spider.crawler).parked_requests()])
-
     settings = robots_settings(
         RETRY_ENABLED=False, ROBOTSTXT_RETRY_DELAY=10, CLOSESPIDER_TIMEOUT=0.5
     )
     urls = [site.url("/a"), site.url("/b")]
-    spider = spider_with_signals(spider_closed=on_closed)
-    result = await run_crawl(settings, urls, spider_cls=spider, timeout=30)
+    result = await run_crawl(settings, urls, timeout=30)
     assert result.stats["finish_reason"] == "closespider_timeout"
-    assert parked == [urls]
-    assert robots_stats(result)["robotstxt/parked/at_close"] == 2
+    assert our_middleware(result.crawler).parked_requests() == []
+    assert sorted(url for url, _ in result.failures) == urls
+    for url in urls:
+        [failure] = result.failed(url)
+        assert failure.check(IgnoreRequest)
+        assert "the spider is closing" in str(failure.value)
+    assert robots_stats(result)["robotstxt/unreachable/dropped"] == 2
+    assert "robotstxt/parked/at_close" not in result.stats
+    assert site.hits("/robots.txt") == 1
     assert any(
-        "2 requests were still waiting for robots.txt" in message
+        "dropped 2 requests that were waiting for robots.txt" in message
         for message in result.messages(logging.INFO, logger=MODULE)
     )
 
@@ -263,7 +266,7 @@ async def test_without_request_scheduled_drops_requests_wait_in_the_downloader(
     # per origin and every request judged, the backoff included.
     import scrapy_googlerobots._middleware as middleware_module
 
-    monkeypatch.setattr(middleware_module, "_request_scheduled_can_drop", lambda: False)
+    monkeypatch.setattr(middleware_module, "REQUEST_SCHEDULED_CAN_DROP", False)
     site = make_site()
     site.script("/robots.txt", Reply(503), Reply(200, b"User-agent: *\nDisallow: /no/\n"))
     urls = [site.url(f"/{kind}/{n}") for n in range(10) for kind in ("yes", "no")]

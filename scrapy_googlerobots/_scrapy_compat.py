@@ -1,0 +1,87 @@
+"""What differs between the Scrapy versions we support, decided once, from the installed Scrapy.
+
+Everything here looks at Scrapy's *classes* and version, never at attributes of
+the crawler or engine a caller handed us: those may be test doubles
+(``MagicMock`` answers every ``getattr`` with a truthy object), and a drop-in
+middleware must behave under the doubles other people's tests build.
+
+:func:`engine_is_closing` is the one place that reads Scrapy internals: there
+is no public signal for "the spider has begun closing" (``spider_closed`` comes
+only after in-progress downloads have finished), and it checks what it reads
+by type.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from typing import TYPE_CHECKING, Any
+
+import scrapy
+from scrapy.core.engine import ExecutionEngine
+from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.defer import Deferred
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.http import Response
+
+__all__ = [
+    "ENGINE_HAS_DOWNLOAD_ASYNC",
+    "PROCESS_REQUEST_IS_COROUTINE",
+    "REQUEST_SCHEDULED_CAN_DROP",
+    "SCRAPY_VERSION",
+    "engine_download",
+    "engine_is_closing",
+]
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
+
+
+SCRAPY_VERSION: tuple[int, ...] = _version(scrapy.__version__)
+"""The installed Scrapy's (major, minor, patch)."""
+
+PROCESS_REQUEST_IS_COROUTINE: bool = inspect.iscoroutinefunction(
+    RobotsTxtMiddleware.process_request
+)
+"""The stock middleware's ``process_request`` is ``async def`` (Scrapy >= 2.14).
+
+Otherwise it returns a Deferred for every request it checks. Ours follows the
+same convention, so code written against the stock class works unchanged.
+"""
+
+ENGINE_HAS_DOWNLOAD_ASYNC: bool = inspect.iscoroutinefunction(
+    getattr(ExecutionEngine, "download_async", None)
+)
+"""``ExecutionEngine.download_async`` exists (Scrapy >= 2.14); before, ``download`` (a Deferred)."""
+
+REQUEST_SCHEDULED_CAN_DROP: bool = SCRAPY_VERSION >= (2, 11, 2)
+"""A ``request_scheduled`` handler may drop a request by raising ``IgnoreRequest`` (2.11.2+)."""
+
+
+async def engine_download(engine: Any, request: Request) -> Response:
+    """Download ``request`` through ``engine`` outside the scheduler, with this Scrapy's API."""
+    if ENGINE_HAS_DOWNLOAD_ASYNC:
+        response: Response = await engine.download_async(request)
+        return response
+    return await maybe_deferred_to_future(engine.download(request))  # type: ignore[no-any-return]
+
+
+def engine_is_closing(engine: Any) -> bool:
+    """True once ``engine`` has begun closing its spider (Ctrl-C, ``CLOSESPIDER_*``, ``stop()``).
+
+    Reads the engine's slot (``_slot`` from Scrapy 2.13, ``slot`` before): its
+    ``closing`` is a Deferred from the first moment of the close. Only a real
+    Deferred counts, so a test double's engine never looks closing.
+    """
+    if engine is None:
+        return False
+    try:
+        attributes = vars(engine)
+    except TypeError:  # no __dict__: not an engine we know how to read
+        return False
+    slot = attributes.get("_slot", attributes.get("slot"))
+    return isinstance(getattr(slot, "closing", None), Deferred)
