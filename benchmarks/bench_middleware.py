@@ -50,12 +50,13 @@ from scrapy.utils.test import get_crawler
 from twisted.internet.defer import Deferred
 
 from scrapy_googlerobots import GoogleRobotsTxtMiddleware
-from scrapy_googlerobots._canonical import canonicalize_url
-from scrapy_googlerobots._fetch_policy import FetchOutcome
-from scrapy_googlerobots._origin import origin_of
-from scrapy_googlerobots._store import PolicyRecord, PolicyStore
-from scrapy_googlerobots._useragent import crawler_token
+from scrapy_googlerobots.policy.canonical import canonicalize_url
+from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
+from scrapy_googlerobots.policy.origin import origin_of
+from scrapy_googlerobots.policy.record import PolicyRecord
+from scrapy_googlerobots.policy.useragent import crawler_token
 from scrapy_googlerobots.robotstxt import parse
+from scrapy_googlerobots.stores.base import PolicyStore
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "robotstxt"
 USER_AGENT = "FooBot/1.0 (+https://foo.example/bot)"

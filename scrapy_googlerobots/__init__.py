@@ -19,15 +19,15 @@ __all__ = [
 ]
 
 _LAZY = {
-    "GoogleRobotsTxtMiddleware": "scrapy_googlerobots._middleware",
-    "GoogleRobotParser": "scrapy_googlerobots._parser",
-    "Addon": "scrapy_googlerobots._addon",
+    "GoogleRobotsTxtMiddleware": "scrapy_googlerobots.integration.middleware",
+    "GoogleRobotParser": "scrapy_googlerobots.integration.parser",
+    "Addon": "scrapy_googlerobots.integration.addon",
 }
 
 if TYPE_CHECKING:
-    from scrapy_googlerobots._addon import Addon
-    from scrapy_googlerobots._middleware import GoogleRobotsTxtMiddleware
-    from scrapy_googlerobots._parser import GoogleRobotParser
+    from scrapy_googlerobots.integration.addon import Addon
+    from scrapy_googlerobots.integration.middleware import GoogleRobotsTxtMiddleware
+    from scrapy_googlerobots.integration.parser import GoogleRobotParser
 
 
 def __getattr__(name: str) -> Any:

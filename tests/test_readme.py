@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scrapy_googlerobots._config import DEFAULTS
+from scrapy_googlerobots.integration.config import DEFAULTS
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"

@@ -1,0 +1,1 @@
+"""The ``googlerobots`` command: check URLs against a robots.txt, lint a robots.txt."""

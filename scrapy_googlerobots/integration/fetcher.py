@@ -1,0 +1,373 @@
+"""One robots.txt fetch through Scrapy's engine: redirects, size limit, decoding (SPEC B2, B3, B6).
+
+:class:`RobotsFetcher` downloads ``<origin>/robots.txt`` with
+``crawler.engine.download_async`` (``download`` before Scrapy 2.14), so the
+request passes every downloader middleware (proxy, headers, retry, cache).
+What it adds:
+
+- Redirects are followed here (``dont_redirect``), whatever
+  ``REDIRECT_MAX_TIMES`` says or whether the redirect middleware is enabled:
+  up to ``ROBOTSTXT_MAX_REDIRECTS`` hops, across origins; one more hop or a
+  loop is "as 404". Redirect hops are not counted as fetches.
+- Size: the ``bytes_received`` signal stops the download
+  (:class:`~scrapy.exceptions.StopDownload`) once ``ROBOTSTXT_MAX_SIZE`` bytes
+  of robots.txt have arrived. A gzip or deflate body is inflated here, as it
+  arrives, never past the limit; when that limit (or a corrupt stream) stops
+  the download, it stops with ``fail=True``, so the truncated stream never
+  reaches ``HttpCompressionMiddleware`` and nothing inflates it further: a
+  gzip bomb costs no more than a plain file. A complete compressed body is
+  known (from the same count) to inflate to less than the limit.
+- The request asks for ``Accept-Encoding: gzip, deflate`` (what is inflated
+  here with a hard bound); a body in another encoding is stopped at its
+  headers and read as empty, with a warning.
+"""
+
+from __future__ import annotations
+
+import logging
+import zlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
+
+from scrapy import Request, signals
+from scrapy.exceptions import IgnoreRequest, StopDownload
+from scrapy.http.request import NO_CALLBACK
+from w3lib.url import safe_url_string
+
+from scrapy_googlerobots.integration.scrapy_compat import engine_download
+from scrapy_googlerobots.policy.fetch_policy import FetchOutcome, is_redirect, outcome_for_status
+from scrapy_googlerobots.policy.origin import origin_of
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Headers, Response
+
+    from scrapy_googlerobots.integration.config import RobotsConfig
+    from scrapy_googlerobots.policy.origin import Origin
+
+__all__ = ["LIMIT_META", "ORIGIN_META", "FetchResult", "RobotsFetcher"]
+
+logger = logging.getLogger(__name__)
+
+LIMIT_META = "_robotstxt_limit"
+"""Meta key of a robots.txt request: its :class:`_BodyLimit` (internal)."""
+ORIGIN_META = "robotstxt_origin"
+"""Meta key of a robots.txt request: the origin (``scheme://host:port``) it is fetched for."""
+
+#: Download priority of robots.txt requests, as Scrapy's stock middleware.
+DOWNLOAD_PRIORITY = 1000
+
+_ACCEPT_ENCODING = b"gzip, deflate"
+_GZIP = frozenset({b"gzip", b"x-gzip"})
+_DEFLATE = frozenset({b"deflate"})
+
+
+@dataclass
+class FetchResult:
+    """What one robots.txt fetch (redirects included) found out."""
+
+    outcome: FetchOutcome
+    reason: str
+    """Why, for logs: ``"HTTP 200"``, ``"5 redirects"``, ``"DNSLookupError: …"``."""
+    body: bytes = b""
+    """RULES: the decoded body, at most ``ROBOTSTXT_MAX_SIZE`` bytes."""
+    response: Response | None = None
+    """The final response, if any (its status and headers; the body may be raw)."""
+    exception: BaseException | None = None
+    ignored: bool = False
+    """An ``IgnoreRequest`` from another middleware decided the outcome."""
+    truncated: bool = False
+    """The body was cut at ``ROBOTSTXT_MAX_SIZE`` (and the download stopped there)."""
+    redirects: list[str] = field(default_factory=list)
+    """URLs redirected to, in order."""
+
+    @property
+    def status(self) -> int | None:
+        return None if self.response is None else self.response.status
+
+
+class RobotsFetcher:
+    """Fetches robots.txt files for the middleware (one call of :meth:`fetch` per fetch)."""
+
+    def __init__(self, crawler: Crawler, config: RobotsConfig) -> None:
+        self.crawler = crawler
+        self.config = config
+        self._stats = crawler.stats
+        crawler.signals.connect(self._on_headers, signal=signals.headers_received)
+        crawler.signals.connect(self._on_bytes, signal=signals.bytes_received)
+
+    async def fetch(self, origin: Origin) -> FetchResult:
+        """Fetch ``origin``'s robots.txt, following redirects; never raises for download errors."""
+        url = origin.robots_url
+        seen = {url}
+        redirects: list[str] = []
+        while True:
+            result = await self._fetch_one(url, origin)
+            response = result.response
+            if response is None or not is_redirect(response.status):
+                result.redirects = redirects
+                return result
+            location = response.headers.get(b"Location")
+            if not location:
+                result.redirects = redirects
+                return result  # a redirect status without a target: outcome "as 404"
+            target = urljoin(response.url, safe_url_string(location.decode("latin-1")))
+            problem = self._unfollowable(target, seen, len(redirects))
+            if problem is not None:
+                return FetchResult(
+                    FetchOutcome.ALLOW_ALL, problem, response=response, redirects=redirects
+                )
+            self._stats.inc_value("robotstxt/redirect/hops")
+            seen.add(target)
+            redirects.append(target)
+            url = target
+
+    def _unfollowable(self, target: str, seen: set[str], hops: int) -> str | None:
+        """Why the redirect to ``target`` is not followed (outcome "as 404"), or None."""
+        if hops >= self.config.max_redirects:
+            self._stats.inc_value("robotstxt/redirect/too_many")
+            return f"more than {self.config.max_redirects} redirects"
+        if target in seen:
+            self._stats.inc_value("robotstxt/redirect/loop")
+            return f"redirect loop back to {target}"
+        try:
+            followable = origin_of(target) is not None
+        except ValueError:
+            followable = False
+        return None if followable else f"redirect to an unusable URL {target}"
+
+    # -- one download ----------------------------------------------------
+
+    def _request(self, url: str, origin: Origin) -> Request:
+        meta: dict[str, Any] = {
+            "dont_obey_robotstxt": True,
+            # Followed here (SPEC B3), whatever the redirect middleware does.
+            "dont_redirect": True,
+            "handle_httpstatus_all": True,
+            # The download is stopped at ROBOTSTXT_MAX_SIZE by the
+            # bytes_received handler; DOWNLOAD_MAXSIZE must not fail a large
+            # robots.txt (announced in Content-Length) before that.
+            "download_maxsize": 0,
+            "download_warnsize": 0,
+            LIMIT_META: _BodyLimit(self.config.max_size),
+            ORIGIN_META: origin.key,
+        }
+        return Request(
+            url,
+            callback=NO_CALLBACK,
+            priority=DOWNLOAD_PRIORITY,
+            meta=meta,
+            headers={b"Accept-Encoding": _ACCEPT_ENCODING},
+        )
+
+    async def _fetch_one(self, url: str, origin: Origin) -> FetchResult:
+        request = self._request(url, origin)
+        limit: _BodyLimit = request.meta[LIMIT_META]
+        try:
+            response = await engine_download(self.crawler.engine, request)
+        except StopDownload as stop:
+            # Raised with fail=True by our own handlers: the body was stopped
+            # before HttpCompressionMiddleware could inflate it.
+            if stop.response is None:  # pragma: no cover - Scrapy always attaches it
+                return self._failed(url, stop)
+            return self._from_response(stop.response, limit.body(), limit)
+        except IgnoreRequest as exc:
+            # Scrapy's meaning: a middleware chose not to fetch robots.txt.
+            self._stats.inc_value("robotstxt/request_ignored")
+            return FetchResult(
+                FetchOutcome.ALLOW_ALL,
+                f"request ignored ({exc or type(exc).__name__})",
+                exception=exc,
+                ignored=True,
+            )
+        except Exception as exc:  # every download failure means "unreachable"
+            return self._failed(url, exc)
+        if limit.started and limit.inflater is not None:
+            body = limit.body()
+        else:
+            # Cached responses never streamed through our handlers; a body
+            # still encoded (HttpCompressionMiddleware off) is inflated here.
+            body = _decode(response, self.config.max_size, limit)
+        return self._from_response(response, body, limit)
+
+    def _from_response(self, response: Response, body: bytes, limit: _BodyLimit) -> FetchResult:
+        self._stats.inc_value("robotstxt/response_count")
+        self._stats.inc_value(f"robotstxt/response_status_count/{response.status}")
+        outcome = outcome_for_status(response.status)
+        truncated = limit.truncated
+        if outcome is FetchOutcome.RULES:
+            if limit.unsupported is not None:
+                self._stats.inc_value("robotstxt/unsupported_encoding")
+                logger.warning(
+                    "robots.txt %(url)s came in an encoding it was not asked for (%(encoding)s); "
+                    "read as empty",
+                    {"url": response.url, "encoding": limit.unsupported},
+                    extra={"spider": self.crawler.spider},
+                )
+            if len(body) > self.config.max_size:
+                body, truncated = body[: self.config.max_size], True
+            if truncated:
+                self._stats.inc_value("robotstxt/truncated")
+                logger.info(
+                    "robots.txt %(url)s is larger than ROBOTSTXT_MAX_SIZE (%(max)d bytes); "
+                    "only its first %(max)d bytes are used",
+                    {"url": response.url, "max": self.config.max_size},
+                    extra={"spider": self.crawler.spider},
+                )
+        else:
+            body = b""
+        return FetchResult(
+            outcome, f"HTTP {response.status}", body=body, response=response, truncated=truncated
+        )
+
+    def _failed(self, url: str, exc: BaseException) -> FetchResult:
+        self._stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
+        return FetchResult(
+            FetchOutcome.UNREACHABLE, f"{type(exc).__name__}: {exc}".rstrip(": "), exception=exc
+        )
+
+    # -- signal handlers (every download passes here; ours carry a limit) --
+
+    def _on_headers(self, headers: Headers, request: Request, **_: Any) -> None:
+        limit = request.meta.get(LIMIT_META)
+        if limit is not None:
+            stop = limit.start(headers)
+            if stop is not None:
+                raise stop
+
+    def _on_bytes(self, data: bytes, request: Request, **_: Any) -> None:
+        limit = request.meta.get(LIMIT_META)
+        if limit is not None:
+            stop = limit.feed(data)
+            if stop is not None:
+                raise stop
+
+
+class _BodyLimit:
+    """Counts one robots.txt download as it arrives and says when to stop it.
+
+    Shared by the retries of one request (RetryMiddleware copies meta), so
+    :meth:`start` resets it at each response's headers.
+    """
+
+    __slots__ = ("decoded", "inflater", "max_size", "raw", "started", "truncated", "unsupported")
+
+    def __init__(self, max_size: int) -> None:
+        self.max_size = max_size
+        self.started = False
+        self.raw = 0
+        self.inflater: _Inflater | None = None
+        self.decoded = bytearray()
+        self.truncated = False
+        self.unsupported: str | None = None
+
+    def start(self, headers: Headers) -> StopDownload | None:
+        self.started = True
+        self.raw = 0
+        self.decoded = bytearray()
+        self.truncated = False
+        self.unsupported = None
+        encodings = _content_encodings(headers)
+        self.inflater = None
+        if not encodings:
+            return None
+        if len(encodings) == 1 and encodings[0] in _GZIP | _DEFLATE:
+            self.inflater = _Inflater(gzip=encodings[0] in _GZIP)
+            return None
+        self.unsupported = b", ".join(encodings).decode("latin-1")
+        return StopDownload(fail=True)
+
+    def feed(self, data: bytes) -> StopDownload | None:
+        self.raw += len(data)
+        inflater = self.inflater
+        if inflater is None:
+            # Stop on the first byte past the limit: a body of exactly
+            # max_size bytes is complete, anything more is truncated.
+            if self.raw > self.max_size:
+                self.truncated = True
+                return StopDownload(fail=False)
+            return None
+        # One byte more than there is room for tells "there is more".
+        self.decoded += inflater.feed(data, self.max_size - len(self.decoded) + 1)
+        if inflater.corrupt:
+            # Corrupt from here on: keep what inflated cleanly.
+            return StopDownload(fail=True)
+        if len(self.decoded) > self.max_size:
+            del self.decoded[self.max_size :]
+            self.truncated = True
+            return StopDownload(fail=True)
+        if self.raw > 2 * self.max_size + 65_536:
+            # Compressed data that inflates to (almost) nothing: not robots.txt.
+            self.truncated = True
+            return StopDownload(fail=True)
+        return None
+
+    def body(self) -> bytes:
+        if self.unsupported is not None:
+            return b""
+        return bytes(self.decoded)
+
+
+def _content_encodings(headers: Headers) -> list[bytes]:
+    values = headers.getlist(b"Content-Encoding") if headers else []
+    encodings = [
+        part.strip().lower() for value in values for part in value.split(b",") if part.strip()
+    ]
+    return [encoding for encoding in encodings if encoding != b"identity"]
+
+
+def _decode(response: Response, max_size: int, limit: _BodyLimit) -> bytes:
+    """The body of a response that did not stream through the handlers, inflated if needed."""
+    encodings = _content_encodings(response.headers)
+    body = response.body
+    if not encodings:
+        return body[: max_size + 1]
+    if len(encodings) == 1 and encodings[0] in _GZIP | _DEFLATE:
+        limit.start(response.headers)
+        limit.feed(body)
+        return limit.body()
+    limit.unsupported = b", ".join(encodings).decode("latin-1")
+    return b""
+
+
+class _Inflater:
+    """Incremental gzip (all members) or deflate (zlib or raw) inflation with an output bound."""
+
+    __slots__ = ("_decompressor", "_first", "_gzip", "corrupt", "finished")
+
+    def __init__(self, *, gzip: bool) -> None:
+        self._gzip = gzip
+        self._decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS if gzip else zlib.MAX_WBITS)
+        self._first = True
+        self.finished = False
+        self.corrupt = False
+
+    def feed(self, data: bytes, limit: int) -> bytes:
+        """Inflate ``data``; return at most ``limit`` bytes (sets ``corrupt`` on bad data)."""
+        out = bytearray()
+        pending = data
+        while pending and len(out) < limit and not self.finished:
+            try:
+                piece = self._decompressor.decompress(pending, limit - len(out))
+            except zlib.error:
+                if self._first and not self._gzip:
+                    # "deflate" sent as a raw stream, as some servers do.
+                    self._decompressor = zlib.decompressobj(-zlib.MAX_WBITS)
+                    self._first = False
+                    continue
+                self.corrupt = self.finished = True
+                break
+            self._first = False
+            out += piece
+            if self._decompressor.eof:
+                rest = self._decompressor.unused_data
+                if self._gzip and rest.strip(b"\x00"):
+                    # Another gzip member follows (gzip readers inflate them all).
+                    self._decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                    pending = rest
+                else:
+                    self.finished = True
+            else:
+                pending = self._decompressor.unconsumed_tail
+        return bytes(out)

@@ -1,0 +1,231 @@
+"""A policy store in one SQLite file (stdlib ``sqlite3``): survives restarts, shared on one host.
+
+Used for ``JOBDIR/robotstxt.sqlite`` and for ``ROBOTSTXT_CACHE_STORE = "/some/path"``.
+Several processes may share one file: WAL mode lets readers run beside the
+writer, ``busy_timeout`` makes a writer wait for the lock instead of failing,
+and every operation is one autocommitted statement, so there is no
+read-modify-write window in which an update could be lost. A put replaces the
+whole row (upsert); leases live in their own table and are taken with one
+conditional upsert.
+
+A file that is not a usable database (corrupt, truncated, another format) is
+moved aside as ``<name>.corrupt-<timestamp>``, reported once (WARNING and
+``robotstxt/store/errors``), and replaced by an empty store.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
+from scrapy_googlerobots.policy.record import PolicyRecord
+from scrapy_googlerobots.stores.layered import STORE_ERRORS_STAT, StatsLike, relevant_until
+
+__all__ = ["SqlitePolicyStore"]
+
+logger = logging.getLogger(__name__)
+
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS robotstxt_policy (
+        origin TEXT PRIMARY KEY,
+        outcome TEXT NOT NULL,
+        body BLOB,
+        status INTEGER,
+        fetched_at REAL NOT NULL,
+        expires_at REAL NOT NULL,
+        unreachable_since REAL,
+        failures INTEGER NOT NULL,
+        retry_at REAL,
+        keep_until REAL NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS robotstxt_policy_keep ON robotstxt_policy (keep_until)",
+    """CREATE TABLE IF NOT EXISTS robotstxt_lease (
+        origin TEXT PRIMARY KEY,
+        holder TEXT NOT NULL,
+        expires_at REAL NOT NULL
+    )""",
+)
+_COLUMNS = "outcome, body, status, fetched_at, expires_at, unreachable_since, failures, retry_at"
+_PUT = (
+    f"INSERT INTO robotstxt_policy (origin, {_COLUMNS}, keep_until) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (origin) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in [*_COLUMNS.split(", "), "keep_until"])
+)
+# Granted when nobody holds the lease, it has expired, or we hold it already;
+# one statement, so two processes can never both see it free.
+_ACQUIRE = (
+    "INSERT INTO robotstxt_lease (origin, holder, expires_at) VALUES (?, ?, ?) "
+    "ON CONFLICT (origin) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at "
+    "WHERE robotstxt_lease.expires_at <= ? OR robotstxt_lease.holder = excluded.holder"
+)
+# Prune forgotten records and dead leases once per this many puts.
+_PRUNE_EVERY = 512
+
+
+class SqlitePolicyStore:
+    """A :class:`~scrapy_googlerobots.stores.base.PolicyStore` in the SQLite file at ``path``.
+
+    Raises ``sqlite3.OperationalError`` when the file can neither be opened nor
+    created (read-only location, missing parent that cannot be made); the
+    factory reports that and falls back to memory.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        timeout: float = 1.0,
+        max_size: int = 10_000,
+        allow_after: float = 2_592_000.0,
+        stats: StatsLike | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.path = Path(path)
+        self.timeout = timeout
+        self.max_size = max_size
+        self.allow_after = allow_after
+        self._stats = stats
+        self._clock = clock
+        self._holder = f"{os.getpid()}-{uuid.uuid4().hex}"
+        self._puts = 0
+        self._conn = self._open_or_replace()
+
+    @property
+    def description(self) -> str:
+        return f"sqlite:{self.path}"
+
+    # -- opening ---------------------------------------------------------
+
+    def _open_or_replace(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            return self._open()
+        except sqlite3.OperationalError:
+            raise
+        except sqlite3.DatabaseError as exc:
+            # Not a database we can read (corrupt, truncated, something else):
+            # keep it for inspection, start empty.
+            self._report_corrupt(exc)
+            return self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+            check = conn.execute("PRAGMA quick_check").fetchone()
+            if check is None or check[0] != "ok":
+                raise sqlite3.DatabaseError(f"quick_check: {check[0] if check else 'no answer'}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            # WAL + NORMAL: durable across process crashes, fsync only at
+            # checkpoints; a robots cache can afford losing the last
+            # transactions on power loss.
+            conn.execute("PRAGMA synchronous = NORMAL")
+            for statement in _SCHEMA:
+                conn.execute(statement)
+            self._prune(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _report_corrupt(self, exc: BaseException) -> None:
+        aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
+        logger.warning(
+            "robots.txt store %s is unreadable (%s: %s); moved it to %s and started an empty one",
+            self.path,
+            type(exc).__name__,
+            exc,
+            aside,
+        )
+        if self._stats is not None:
+            self._stats.inc_value(STORE_ERRORS_STAT)
+        os.replace(self.path, aside)
+        for suffix in ("-wal", "-shm"):
+            companion = self.path.with_name(self.path.name + suffix)
+            if companion.exists():
+                os.replace(companion, aside.with_name(aside.name + suffix))
+
+    def _run(self, sql: str, params: tuple[object, ...] = ()) -> sqlite3.Cursor:
+        try:
+            return self._conn.execute(sql, params)
+        except sqlite3.OperationalError:
+            # Locked past busy_timeout, disk full, I/O: the caller (the
+            # layered store) degrades to its local cache.
+            raise
+        except sqlite3.DatabaseError as exc:
+            # The file went bad under us: replace it, as at start-up.
+            self._conn.close()
+            self._report_corrupt(exc)
+            self._conn = self._open()
+            return self._conn.execute(sql, params)
+
+    def _prune(self, conn: sqlite3.Connection) -> None:
+        now = self._clock()
+        conn.execute("DELETE FROM robotstxt_policy WHERE keep_until < ?", (now,))
+        conn.execute("DELETE FROM robotstxt_lease WHERE expires_at < ?", (now,))
+        # Over the size limit: drop the records that stop mattering soonest.
+        conn.execute(
+            "DELETE FROM robotstxt_policy WHERE origin IN (SELECT origin FROM robotstxt_policy "
+            "ORDER BY keep_until DESC LIMIT -1 OFFSET ?)",
+            (self.max_size,),
+        )
+
+    # -- PolicyStore -----------------------------------------------------
+
+    def get(self, origin: str) -> PolicyRecord | None:
+        row = self._run(
+            f"SELECT {_COLUMNS} FROM robotstxt_policy WHERE origin = ?", (origin,)
+        ).fetchone()
+        if row is None:
+            return None
+        outcome, body, status, fetched_at, expires_at, since, failures, retry_at = row
+        return PolicyRecord(
+            origin=origin,
+            outcome=FetchOutcome(outcome),
+            body=None if body is None else bytes(body),
+            status=status,
+            fetched_at=fetched_at,
+            expires_at=expires_at,
+            unreachable_since=since,
+            failures=failures,
+            retry_at=retry_at,
+        )
+
+    def put(self, record: PolicyRecord) -> None:
+        self._run(
+            _PUT,
+            (
+                record.origin,
+                record.outcome.value,
+                record.body,
+                record.status,
+                record.fetched_at,
+                record.expires_at,
+                record.unreachable_since,
+                record.failures,
+                record.retry_at,
+                relevant_until(record, self.allow_after),
+            ),
+        )
+        self._puts += 1
+        if self._puts % _PRUNE_EVERY == 0:
+            self._prune(self._conn)
+
+    def acquire_fetch_lease(self, origin: str, ttl: float) -> bool:
+        now = self._clock()
+        cursor = self._run(_ACQUIRE, (origin, self._holder, now + ttl, now))
+        return cursor.rowcount == 1
+
+    def release_fetch_lease(self, origin: str) -> None:
+        self._run(
+            "DELETE FROM robotstxt_lease WHERE origin = ? AND holder = ?", (origin, self._holder)
+        )
+
+    def close(self) -> None:
+        self._conn.close()

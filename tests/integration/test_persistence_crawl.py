@@ -1,0 +1,468 @@
+"""Robots knowledge that outlives a process: real crawls with JOBDIR and with a shared Redis.
+
+- Pause/resume with ``JOBDIR``: no second robots.txt fetch within the TTL, one
+  refresh after it, waiting requests kept across the pause.
+- Redis shared by separate crawler processes (this file run as a script is
+  the worker): one robots.txt fetch per origin in total; a killed lease holder
+  is replaced after its lease expires.
+- Redis killed mid-crawl: the crawl finishes on the local layer, logged once.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_twisted
+from scrapy import Request, Spider, signals
+from scrapy.crawler import Crawler
+from scrapy.http import Response
+from scrapy.http.request import NO_CALLBACK
+from scrapy.utils.defer import deferred_from_coro
+from twisted.internet import defer, protocol
+
+from scrapy_googlerobots import GoogleRobotsTxtMiddleware
+from scrapy_googlerobots.integration.journal import ParkedJournal
+from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
+from scrapy_googlerobots.stores.sqlite import SqlitePolicyStore
+
+from redis_server import RedisServer, redis_server, require_redis
+from servers import RecordingSpider, Reply, Site, run_crawl
+from store_support import Stats
+
+__all__ = ["redis_server"]  # the fixture, imported for the tests below
+
+ROBOTS = b"User-agent: *\nDisallow: /private\n"
+DAY = 86_400.0
+HERE = Path(__file__).resolve()
+SUPPORT = HERE.parents[1] / "support"
+CLUSTER = HERE.parents[2] / "example_project" / "cluster"
+
+
+class ClockedMiddleware(GoogleRobotsTxtMiddleware):
+    """The middleware on a clock moved by ``TEST_CLOCK_SHIFT`` seconds."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        shift = crawler.settings.getfloat("TEST_CLOCK_SHIFT", 0.0)
+        super().__init__(crawler, clock=lambda: time.time() + shift)
+
+
+def settings(**extra: Any) -> dict[str, Any]:
+    return {
+        "ROBOTSTXT_OBEY": True,
+        "DOWNLOADER_MIDDLEWARES": {
+            "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+            "test_persistence_crawl.ClockedMiddleware": 100,
+        },
+        "RETRY_TIMES": 0,
+        "DOWNLOAD_TIMEOUT": 5,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 64,
+        **extra,
+    }
+
+
+class PausingSpider(RecordingSpider):
+    """Pauses the crawl (stops it, as Ctrl-C does) after ``pause_after`` pages,
+    or, with ``pause_when_parked``, once that many requests wait for robots.txt."""
+
+    pause_after = 0
+    pause_when_parked = 0
+    seen = 0
+    pausing = False
+
+    def pause(self) -> None:
+        if self.pausing:
+            return
+        self.pausing = True
+        stop_async = getattr(self.crawler, "stop_async", None)
+        if stop_async is not None:
+            deferred_from_coro(stop_async())
+        else:
+            self.crawler.stop()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Any:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        crawler.signals.connect(spider.on_idle, signal=signals.spider_idle)
+        return spider
+
+    def parse(self, response: Response, **kwargs: Any) -> Any:
+        self.seen += 1
+        if self.pause_after and self.seen >= self.pause_after:
+            self.pause()
+        return None
+
+    def on_idle(self) -> None:
+        deferred = self.crawler.stats.get_value("robotstxt/unreachable/deferred", 0)
+        if self.pause_when_parked and deferred >= self.pause_when_parked:
+            self.pause()
+
+
+def pages(site: Site, count: int, start: int = 0) -> list[str]:
+    return [site.url(f"/p{i}") for i in range(start, start + count)]
+
+
+# -- JOBDIR ------------------------------------------------------------------
+
+
+@pytest_twisted.ensureDeferred
+async def test_pause_resume_reuses_robots_within_ttl_and_refreshes_after(
+    site: Site, tmp_path: Path
+) -> None:
+    site.script("/robots.txt", Reply(200, ROBOTS))
+    jobdir = str(tmp_path / "job")
+    start = [*pages(site, 8), site.url("/private/x")]
+    common = settings(JOBDIR=jobdir, CONCURRENT_REQUESTS=1)
+
+    first = await run_crawl(common, start, PausingSpider, pause_after=3)
+    assert first.stats["finish_reason"] == "shutdown"
+    assert 3 <= len(first.downloaded) < 8, "paused with pages left in the JOBDIR queue"
+    resumed = await run_crawl(common, start, PausingSpider)
+    assert sorted(first.downloaded + resumed.downloaded) == sorted(pages(site, 8)), (
+        "every page once across the pause"
+    )
+    assert site.hits("/robots.txt") == 1, "fresh record from JOBDIR/robotstxt.sqlite used"
+    assert site.hits("/private/x") == 0
+    assert "robotstxt/request_count" not in resumed.stats
+
+    # Two days later (past ROBOTSTXT_CACHE_TTL): one refresh, then the new pages.
+    later = await run_crawl(
+        {**common, "TEST_CLOCK_SHIFT": 2 * DAY},
+        [*pages(site, 4, start=8), site.url("/private/y")],
+        PausingSpider,
+    )
+    assert site.hits("/robots.txt") == 2
+    assert sorted(later.downloaded) == sorted(pages(site, 4, start=8))
+    assert site.hits("/private/y") == 0
+
+
+@pytest_twisted.ensureDeferred
+async def test_requests_waiting_for_robots_survive_the_pause(site: Site, tmp_path: Path) -> None:
+    site.script("/robots.txt", Reply(503), Reply(200, b"User-agent: *\nDisallow: /b\n"))
+    common = settings(JOBDIR=str(tmp_path / "job"))
+    start = [site.url("/a"), site.url("/b"), site.url("/c")]
+
+    first = await run_crawl(common, start, PausingSpider, pause_when_parked=3)
+    assert first.stats["finish_reason"] == "shutdown"
+    assert first.downloaded == []
+    assert first.stats["robotstxt/jobdir/saved"] == 3
+    assert (tmp_path / "job" / "robotstxt.parked").exists()
+    kept = SqlitePolicyStore(tmp_path / "job" / "robotstxt.sqlite").get(
+        f"http://127.0.0.1:{site.port}"
+    )
+    assert kept is not None and kept.outcome is FetchOutcome.UNREACHABLE
+    assert kept.unreachable_since is not None and kept.failures == 1, "the outage survives"
+
+    # Resumed past the backoff (ROBOTSTXT_RETRY_DELAY, 30 s): robots.txt is back.
+    resumed = await run_crawl({**common, "TEST_CLOCK_SHIFT": 60}, start, PausingSpider)
+    assert resumed.stats["robotstxt/jobdir/restored"] == 3
+    assert sorted(resumed.downloaded) == [site.url("/a"), site.url("/c")]
+    assert site.hits("/b") == 0
+    assert site.hits("/a") == site.hits("/c") == 1, "restored and restarted copies deduplicated"
+    assert site.hits("/robots.txt") == 2
+    assert not (tmp_path / "job" / "robotstxt.parked").exists(), "nothing left waiting"
+
+
+class JournalSpider(Spider):
+    name = "journal"
+
+    def parse(self, response: Response) -> None:
+        return None
+
+
+def test_journal_round_trip_starts_the_wait_afresh(tmp_path: Path) -> None:
+    spider, stats = JournalSpider(), Stats()
+    journal = ParkedJournal(tmp_path / "robotstxt.parked", stats)
+    request = Request(
+        "http://a.example/x",
+        callback=spider.parse,
+        priority=3,
+        dont_filter=False,
+        meta={"_robotstxt_waiting_since": 5.0, "depth": 2},
+    )
+    assert journal.save([request], spider) == 1
+    [restored] = journal.load(spider)
+    assert (restored.url, restored.callback, restored.priority, restored.meta) == (
+        request.url,
+        spider.parse,
+        3,
+        {"depth": 2},
+    )
+    assert [r.url for r in journal.load(spider)] == [request.url], "kept until the next save"
+    assert journal.save([], spider) == 0
+    assert not journal.path.exists()
+    assert (stats["robotstxt/jobdir/saved"], stats["robotstxt/jobdir/restored"]) == (1, 2)
+
+
+def test_journal_skips_requests_it_cannot_keep(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    spider, stats = JournalSpider(), Stats()
+    journal = ParkedJournal(tmp_path / "robotstxt.parked", stats)
+    keepable = Request("http://a.example/1", callback=spider.parse)
+    unkeepable = Request("http://a.example/2", callback=lambda response: None)
+    with caplog.at_level(logging.WARNING):
+        assert journal.save([keepable, unkeepable], spider) == 1
+    assert stats["robotstxt/jobdir/unserializable"] == 1
+    assert "http://a.example/2" in caplog.records[0].getMessage()
+    assert [r.url for r in journal.load(spider)] == ["http://a.example/1"]
+
+
+def test_corrupt_journal_is_reported_and_moved_aside(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    stats = Stats()
+    path = tmp_path / "robotstxt.parked"
+    path.write_bytes(b"\x80\x04not a pickle")
+    with caplog.at_level(logging.WARNING):
+        assert ParkedJournal(path, stats).load(JournalSpider()) == []
+    assert stats["robotstxt/store/errors"] == 1
+    assert len(caplog.records) == 1
+    assert not path.exists()
+    assert len(list(tmp_path.glob("robotstxt.parked.corrupt-*"))) == 1
+
+
+# -- Redis, one process --------------------------------------------------------
+
+
+class KillingSpider(RecordingSpider):
+    """Kills ``redis`` (a RedisServer) after ``kill_after`` pages."""
+
+    kill_after = 0
+    seen = 0
+    redis: RedisServer | None = None
+
+    def parse(self, response: Response, **kwargs: Any) -> Any:
+        self.seen += 1
+        if self.seen == self.kill_after and self.redis is not None:
+            self.redis.kill()
+        return None
+
+
+@pytest_twisted.ensureDeferred
+async def test_redis_killed_mid_crawl(
+    redis_server: RedisServer, make_site: Callable[..., Site]
+) -> None:
+    sites = [make_site() for _ in range(4)]
+    start: list[str] = []
+    for site in sites:
+        site.script("/robots.txt", Reply(200, ROBOTS))
+        start += [*pages(site, 5), site.url("/private/x")]
+    result = await run_crawl(
+        # Local TTL 0: every request asks Redis, so the outage is met at once.
+        settings(
+            ROBOTSTXT_CACHE_STORE=redis_server.url,
+            ROBOTSTXT_LOCAL_CACHE_TTL=0,
+            CONCURRENT_REQUESTS=2,
+        ),
+        start,
+        KillingSpider,
+        kill_after=6,
+        redis=redis_server,
+    )
+    assert sorted(result.downloaded) == sorted(u for u in start if "/private" not in u)
+    assert [site.hits("/robots.txt") for site in sites] == [1, 1, 1, 1]
+    store_log = result.messages(logging.INFO, logger="scrapy_googlerobots.stores.layered")
+    assert len(store_log) == 1 and "using the local cache only" in store_log[0]
+    assert result.stats["robotstxt/store/errors"] >= 1
+    assert result.stats["robotstxt/store/outages"] == 1
+    assert result.stats["finish_reason"] == "finished"
+
+
+# -- Redis, several processes --------------------------------------------------
+
+
+class Worker(protocol.ProcessProtocol):
+    """This file run as a crawl worker in a subprocess; ``ended`` fires with its report."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.out = bytearray()
+        self.err = bytearray()
+        self.ended: defer.Deferred[dict[str, Any]] = defer.Deferred()
+        from twisted.internet import reactor
+
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SCRAPY_")}
+        # The worker imports the shared test helpers, as pytest does (setup.cfg pythonpath).
+        env["PYTHONPATH"] = os.pathsep.join([str(SUPPORT), env.get("PYTHONPATH", "")])
+        self.transport_ = reactor.spawnProcess(  # type: ignore[attr-defined]
+            self, sys.executable, [sys.executable, str(HERE), json.dumps(config)], env=env
+        )
+
+    def outReceived(self, data: bytes) -> None:
+        self.out += data
+
+    def errReceived(self, data: bytes) -> None:
+        self.err += data
+
+    def kill(self) -> None:
+        self.transport_.signalProcess("KILL")
+
+    def processEnded(self, reason: Any) -> None:
+        lines = self.out.decode().strip().splitlines()
+        report = json.loads(lines[-1]) if lines else {}
+        report["exit"] = reason.value.exitCode
+        report["stderr"] = self.err.decode(errors="replace")[-3000:]
+        self.ended.callback(report)
+
+
+def worker_config(redis: RedisServer, urls: list[str], **extra: Any) -> dict[str, Any]:
+    return {
+        "urls": urls,
+        "settings": {
+            "ROBOTSTXT_OBEY": True,
+            "DOWNLOADER_MIDDLEWARES": {
+                "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+                "scrapy_googlerobots.GoogleRobotsTxtMiddleware": 100,
+            },
+            "ROBOTSTXT_CACHE_STORE": redis.url,
+            "RETRY_TIMES": 0,
+            "DOWNLOAD_TIMEOUT": 5,
+            "CONCURRENT_REQUESTS": 32,
+            "CONCURRENT_REQUESTS_PER_DOMAIN": 64,
+            "TELNETCONSOLE_ENABLED": False,
+            "LOG_LEVEL": "INFO",
+            **extra,
+        },
+    }
+
+
+@pytest.fixture
+def fifty_sites(make_site: Callable[..., Site]) -> list[Site]:
+    sites = [make_site() for _ in range(50)]
+    for site in sites:
+        site.script("/robots.txt", Reply(200, ROBOTS))
+    return sites
+
+
+@pytest_twisted.ensureDeferred
+async def test_two_processes_share_one_fetch_per_origin(
+    redis_server: RedisServer, fifty_sites: list[Site]
+) -> None:
+    urls = [u for site in fifty_sites for u in (site.url("/a"), site.url("/private/x"))]
+    workers = [Worker(worker_config(redis_server, urls)) for _ in range(2)]
+    reports = [await w.ended.addTimeout(90, _reactor()) for w in workers]
+    for report in reports:
+        assert report["exit"] == 0, report["stderr"]
+        assert sorted(report["downloaded"]) == sorted(u for u in urls if "/private" not in u)
+        assert report["stats"]["robotstxt/forbidden"] == 50
+    assert [site.hits("/robots.txt") for site in fifty_sites] == [1] * 50
+    assert sum(site.hits("/private/x") for site in fifty_sites) == 0
+    fetches = [r["stats"].get("robotstxt/request_count", 0) for r in reports]
+    assert sum(fetches) == 50, f"fetches per worker: {fetches}"
+
+
+@pytest_twisted.ensureDeferred
+async def test_dead_lease_holder_is_replaced_after_lease_expiry(
+    redis_server: RedisServer, site: Site
+) -> None:
+    # The first robots.txt request hangs: its worker holds the lease when killed.
+    site.script("/robots.txt", Reply.hang(), Reply(200, ROBOTS))
+    urls = [site.url("/a"), site.url("/private/x")]
+    # Lease TTL = (DOWNLOAD_TIMEOUT + 10) * (RETRY_TIMES + 1) = 11 s.
+    config = worker_config(redis_server, urls, DOWNLOAD_TIMEOUT=1)
+    holder = Worker(config)
+    await site.wait_for_hits("/robots.txt", 1, timeout=60)
+    holder.kill()
+    await holder.ended.addTimeout(30, _reactor())
+    killed_at = time.monotonic()
+    successor = await Worker(config).ended.addTimeout(90, _reactor())
+    assert successor["exit"] == 0, successor["stderr"]
+    assert site.hits("/robots.txt") == 2
+    assert successor["downloaded"] == [site.url("/a")]
+    assert successor["stats"]["robotstxt/fetch_lease/waits"] >= 1
+    # Generous bound: it waited for the lease, and not for ever.
+    assert time.monotonic() - killed_at < 60
+
+
+@pytest_twisted.ensureDeferred
+async def test_cluster_shares_the_backoff_of_an_unreachable_origin(
+    redis_server: RedisServer, site: Site
+) -> None:
+    # Two failures, then rules. Each worker on its own would fetch at start and
+    # again at each of its own retries (4 fetches or more, two at once at the
+    # start); sharing the record and its retry time, the cluster makes one
+    # fetch per backoff step, and both workers obey the rules once found.
+    site.script("/robots.txt", Reply(503), Reply(503), Reply(200, ROBOTS))
+    urls = [site.url("/a"), site.url("/private/x")]
+    config = worker_config(redis_server, urls, ROBOTSTXT_RETRY_DELAY=2, ROBOTSTXT_RETRY_MAX_DELAY=2)
+    workers = [Worker(config) for _ in range(2)]
+    reports = [await w.ended.addTimeout(90, _reactor()) for w in workers]
+    for report in reports:
+        assert report["exit"] == 0, report["stderr"]
+        assert report["downloaded"] == [site.url("/a")]
+        assert report["stats"]["robotstxt/forbidden"] == 1
+    assert site.hits("/robots.txt") == 3
+    fetches = [r["stats"].get("robotstxt/request_count", 0) for r in reports]
+    assert sum(fetches) == 3, f"fetches per worker: {fetches}"
+    arrivals = [record.at for record in site.requests("/robots.txt")]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(arrivals)]
+    # Spacing comes from the shared retry time: it can only grow on a slow
+    # machine, never shrink, so half the delay is a safe lower bound.
+    assert min(gaps) >= 1.0, f"robots.txt fetched {gaps} s apart"
+    assert site.hits("/private/x") == 0
+
+
+def test_scrapy_redis_cluster_example() -> None:
+    """example_project/cluster: two scrapy-redis workers, unmodified scheduler and dupefilter."""
+    require_redis()
+    pytest.importorskip("scrapy_redis", reason="scrapy-redis is not installed")
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    env["MAX_IDLE_TIME_BEFORE_CLOSE"] = "2"
+    done = subprocess.run(
+        [sys.executable, str(CLUSTER / "run_cluster.py"), "--json", "--origins", "4"],
+        cwd=CLUSTER,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert summary["robots_fetches"] == summary["origins"] == 4, "one fetch per origin in all"
+    assert summary["each_page_once"] and summary["disallowed_requested"] == 0
+    assert sum(summary["per_worker"].values()) == summary["pages"]
+
+
+def _reactor() -> Any:
+    from twisted.internet import reactor
+
+    return reactor
+
+
+# -- the worker ------------------------------------------------------------------
+
+
+def _worker(config: dict[str, Any]) -> dict[str, Any]:
+    from scrapy.crawler import CrawlerProcess
+
+    process = CrawlerProcess(config["settings"], install_root_handler=True)
+    crawler = process.create_crawler(RecordingSpider)
+    report: dict[str, Any] = {"downloaded": []}
+
+    def on_response(response: Response, request: Request, spider: Any) -> None:
+        if request.callback is not NO_CALLBACK:
+            report["downloaded"].append(response.url)
+
+    crawler.signals.connect(on_response, signal=signals.response_received, weak=False)
+    process.crawl(crawler, start_urls=config["urls"])
+    process.start()
+    assert crawler.stats is not None
+    report["stats"] = {
+        key: value
+        for key, value in crawler.stats.get_stats().items()
+        if key.startswith("robotstxt/")
+    }
+    return report
+
+
+if __name__ == "__main__":
+    print(json.dumps(_worker(json.loads(sys.argv[1]))))
