@@ -1,13 +1,25 @@
-"""What is known about one origin's robots.txt: the record stores keep and decisions read."""
+"""What is known about one origin's robots.txt: the record stores keep and decisions read.
+
+:func:`record_after_fetch` is the pure step from one fetch's outcome (and the
+previous record) to the next record: lifetime from ``Cache-Control``, the
+outage bookkeeping and backoff of an unreachable robots.txt (SPEC B4, B5).
+"""
 
 from __future__ import annotations
 
+import dataclasses
+from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
-from scrapy_googlerobots.robotstxt import RobotsTxt
+from scrapy_googlerobots.policy.fetch_policy import (
+    FetchOutcome,
+    backoff_delay,
+    ttl_from_cache_control,
+)
+from scrapy_googlerobots.robotstxt import RobotsTxt, parse
 
-__all__ = ["PolicyRecord"]
+__all__ = ["FetchTimings", "ParsedRulesCache", "PolicyRecord", "record_after_fetch"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,3 +43,108 @@ class PolicyRecord:
     retry_at: float | None = None
     # Parsed form of ``body``; runtime only, never serialised by stores.
     rules: RobotsTxt | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class FetchTimings:
+    """The settings that date a record: lifetimes (``ROBOTSTXT_CACHE_*``) and backoff."""
+
+    cache_ttl: float
+    cache_min_ttl: float
+    cache_max_ttl: float
+    retry_delay: float
+    retry_max_delay: float
+    max_size: int
+
+    def backoff(self, failures: int) -> float:
+        """Seconds before the next attempt after ``failures`` failed ones in a row."""
+        return backoff_delay(failures, base=self.retry_delay, maximum=self.retry_max_delay)
+
+
+def record_after_fetch(
+    key: str,
+    outcome: FetchOutcome,
+    *,
+    status: int | None,
+    body: bytes,
+    cache_control: Sequence[bytes] | None,
+    previous: PolicyRecord | None,
+    now: float,
+    timings: FetchTimings,
+) -> PolicyRecord:
+    """The record of ``key`` after a fetch with ``outcome`` at ``now``.
+
+    An unreachable fetch keeps a previous good copy (its rules included) and
+    notes the outage; with none, the record says "unreachable since". A good
+    fetch starts a fresh record whose lifetime comes from ``Cache-Control``.
+    """
+    if outcome is FetchOutcome.UNREACHABLE:
+        failures = (previous.failures if previous is not None else 0) + 1
+        since = previous.unreachable_since if previous is not None else None
+        retry_at = now + timings.backoff(failures)
+        if previous is not None and previous.outcome is not FetchOutcome.UNREACHABLE:
+            return dataclasses.replace(
+                previous,
+                unreachable_since=now if since is None else since,
+                failures=failures,
+                retry_at=retry_at,
+            )
+        return PolicyRecord(
+            origin=key,
+            outcome=FetchOutcome.UNREACHABLE,
+            status=status,
+            unreachable_since=now if since is None else since,
+            failures=failures,
+            retry_at=retry_at,
+        )
+    ttl = ttl_from_cache_control(
+        cache_control,
+        default=timings.cache_ttl,
+        minimum=timings.cache_min_ttl,
+        maximum=timings.cache_max_ttl,
+    )
+    kept: bytes | None = body if outcome is FetchOutcome.RULES else None
+    # ALLOW_ALL gets parsed empty rules too: the hot path finds rules on every fresh record.
+    rules = parse(kept or b"", max_size=timings.max_size)
+    return PolicyRecord(
+        origin=key,
+        outcome=outcome,
+        body=kept,
+        status=status,
+        fetched_at=now,
+        expires_at=now + ttl,
+        rules=rules,
+    )
+
+
+class ParsedRulesCache:
+    """Parsed rules of records a store returns without them (SQLite, Redis), in a small LRU."""
+
+    __slots__ = ("_empty", "_entries", "_max_size", "_size_limit")
+
+    def __init__(self, max_entries: int, max_size: int) -> None:
+        self._entries: OrderedDict[str, tuple[bytes | None, RobotsTxt]] = OrderedDict()
+        self._max_size = max_entries
+        self._size_limit = max_size
+        self._empty = parse(b"")
+
+    @property
+    def empty(self) -> RobotsTxt:
+        """Rules that allow everything."""
+        return self._empty
+
+    def rules_of(self, record: PolicyRecord) -> RobotsTxt:
+        """``record``'s rules: its own, a cached parse of its body, or none (allow all)."""
+        if record.rules is not None:
+            return record.rules
+        if record.outcome is not FetchOutcome.RULES or not record.body:
+            return self._empty
+        cached = self._entries.get(record.origin)
+        if cached is not None and cached[0] == record.body:
+            self._entries.move_to_end(record.origin)
+            return cached[1]
+        rules = parse(record.body, max_size=self._size_limit)
+        self._entries[record.origin] = (record.body, rules)
+        if len(self._entries) > self._max_size:
+            self._entries.popitem(last=False)
+        return rules

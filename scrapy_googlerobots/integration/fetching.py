@@ -1,0 +1,145 @@
+"""One robots.txt fetch per origin at a time, from decision to stored record.
+
+:class:`FetchCoordinator` starts the fetch a waiting origin needs, takes the
+store's fetch lease (so a shared store fetches each origin once for all
+workers), downloads through :class:`~.fetcher.RobotsFetcher`, turns the
+outcome into the next :class:`~scrapy_googlerobots.policy.record.PolicyRecord`,
+stores it, reports it, and hands the origin back to the waiting room.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from scrapy.utils.defer import deferred_from_coro
+
+from scrapy_googlerobots.integration.fetcher import FetchResult
+from scrapy_googlerobots.integration.timers import sleep
+from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
+from scrapy_googlerobots.policy.record import record_after_fetch
+
+if TYPE_CHECKING:
+    from scrapy_googlerobots.integration.fetcher import RobotsFetcher
+    from scrapy_googlerobots.integration.reporting import Reporter
+    from scrapy_googlerobots.integration.waiting_room import OriginState
+    from scrapy_googlerobots.policy.record import FetchTimings, ParsedRulesCache, PolicyRecord
+    from scrapy_googlerobots.stores.base import PolicyStore
+
+__all__ = ["FetchCoordinator"]
+
+
+class FetchCoordinator:
+    """Runs the robots.txt fetches of one crawl; ``on_done(state, record)`` follows each."""
+
+    def __init__(
+        self,
+        *,
+        store: PolicyStore,
+        fetcher: RobotsFetcher,
+        reporter: Reporter,
+        rules: ParsedRulesCache,
+        timings: FetchTimings,
+        clock: Callable[[], float],
+        stopping: Callable[[], bool],
+        on_done: Callable[[OriginState, PolicyRecord | None], None],
+        lease_ttl: float,
+    ) -> None:
+        self.store = store
+        self.fetcher = fetcher
+        self.reporter = reporter
+        self.rules = rules
+        self.timings = timings
+        self.clock = clock
+        self.stopping = stopping
+        self.on_done = on_done
+        self.lease_ttl = lease_ttl
+
+    def start(self, state: OriginState, basis: PolicyRecord | None) -> None:
+        """Start the one fetch of ``state``'s origin; ``basis`` is the record that called for it."""
+        state.fetching = True
+        done = deferred_from_coro(self._fetch(state, basis))
+        done.addErrback(self.reporter.fetch_bug, state.key)
+
+    async def _fetch(self, state: OriginState, basis: PolicyRecord | None) -> None:
+        record: PolicyRecord | None = None
+        try:
+            # Start on a later reactor turn, as the asyncio reactor does anyway:
+            # never inside the handler that asked for it (a spider_opened
+            # handler may run before other middlewares have set themselves up).
+            await sleep(0.0)
+            if await self._lease(state, basis):
+                try:
+                    self.reporter.fetch_started()
+                    result = await self._download(state)
+                    previous = self.store.get(state.key)
+                    record = self._record(state.key, result, previous)
+                    self.store.put(record)
+                finally:
+                    self.store.release_fetch_lease(state.key)
+                self.reporter.fetched(
+                    state.key, result, record, previous, waiting=state.waiting, now=self.clock()
+                )
+                # Only a fetch that yielded a policy (not an unreachable one
+                # that merely kept a previous good copy).
+                if result.response is not None and result.outcome is not FetchOutcome.UNREACHABLE:
+                    rules = self.rules.rules_of(record)
+                    await self.reporter.robots_parsed(record, rules, state.trigger)
+        finally:
+            state.fetching = False
+            state.trigger = None
+            self.on_done(state, record)
+
+    async def _download(self, state: OriginState) -> FetchResult:
+        try:
+            return await self.fetcher.fetch(state.origin)
+        except Exception as exc:  # a bug; back off as for any failure
+            return FetchResult(
+                FetchOutcome.UNREACHABLE, f"{type(exc).__name__}: {exc}", exception=exc
+            )
+
+    def _record(self, key: str, result: FetchResult, previous: PolicyRecord | None) -> PolicyRecord:
+        response = result.response
+        return record_after_fetch(
+            key,
+            result.outcome,
+            status=result.status,
+            body=result.body,
+            cache_control=response.headers.getlist(b"Cache-Control") if response else None,
+            previous=previous,
+            now=self.clock(),
+            timings=self.timings,
+        )
+
+    async def _lease(self, state: OriginState, seen: PolicyRecord | None) -> bool:
+        """Take the store's fetch lease; False when another process fetched meanwhile.
+
+        A store shared by several processes grants the lease to one of them;
+        the others poll the store until a record other than ``seen`` (the one
+        they decided to fetch on) appears, or the holder's lease lapses and
+        they try again. A record that appeared before the lease was granted
+        means the same: someone else just fetched.
+        """
+        key = state.key
+        while not self.store.acquire_fetch_lease(key, self.lease_ttl):
+            self.reporter.lease_wait()
+            give_up = self.clock() + self.lease_ttl
+            pause = 0.25
+            while True:
+                await sleep(pause)
+                if self.stopping():
+                    return False
+                if self._fetched_elsewhere(key, seen):
+                    return False
+                if self.clock() >= give_up:
+                    break  # the holder's lease has lapsed: try to take it
+                pause = min(pause * 2, 5.0)
+        if self.stopping() or self._fetched_elsewhere(key, seen):
+            # The holder finished between our decision and our lease.
+            self.store.release_fetch_lease(key)
+            return False
+        return True
+
+    def _fetched_elsewhere(self, key: str, seen: PolicyRecord | None) -> bool:
+        current = self.store.get(key)
+        return current is not None and current != seen

@@ -1,0 +1,316 @@
+"""What the middleware tells the user: log lines, ``robotstxt/`` stats, ``robots_parsed``.
+
+One :class:`Reporter` per crawler. The other units decide; this one words and
+counts their decisions, so every log line and stat name lives here.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.exceptions import IgnoreRequest
+from scrapy.utils.defer import deferred_from_coro
+from scrapy.utils.log import failure_to_exc_info
+from twisted.python.failure import Failure
+
+from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+
+    from scrapy_googlerobots.integration.config import RobotsConfig
+    from scrapy_googlerobots.integration.fetcher import FetchResult
+    from scrapy_googlerobots.policy.record import FetchTimings, PolicyRecord
+    from scrapy_googlerobots.robotstxt import RobotsTxt
+
+__all__ = ["FORBIDDEN_MESSAGE", "Reporter"]
+
+# The middleware's log lines carry this logger's name (users filter on it).
+logger = logging.getLogger("scrapy_googlerobots.integration.middleware")
+
+FORBIDDEN_MESSAGE = "Forbidden by robots.txt"
+"""The ``IgnoreRequest`` message of a disallowed request, as Scrapy's stock middleware."""
+
+
+class Reporter:
+    """Log lines and stats of one crawl's robots.txt decisions and fetches."""
+
+    def __init__(self, crawler: Crawler, config: RobotsConfig, timings: FetchTimings) -> None:
+        self.crawler = crawler
+        self.config = config
+        self.timings = timings
+        self.stats = crawler.stats
+
+    @property
+    def _extra(self) -> dict[str, Any]:
+        return {"spider": self.crawler.spider}
+
+    # -- per request ----------------------------------------------------------
+
+    def forbidden(self, request: Request) -> IgnoreRequest:
+        """Count and log a request robots.txt disallows; the exception to raise for it."""
+        logger.debug(
+            "Forbidden by robots.txt: %(request)s", {"request": request}, extra=self._extra
+        )
+        self.stats.inc_value("robotstxt/forbidden")
+        return IgnoreRequest(FORBIDDEN_MESSAGE)
+
+    def not_checked(self, url: str, problem: Exception) -> None:
+        logger.debug("Not checking %s against robots.txt: %s", url, problem, extra=self._extra)
+
+    def dropped(self, request: Request, reason: str) -> IgnoreRequest:
+        """Count and log a request dropped because robots.txt is unreachable; the exception."""
+        self.stats.inc_value("robotstxt/unreachable/dropped")
+        logger.info(
+            "Dropped %(request)s: %(reason)s",
+            {"request": request, "reason": reason},
+            extra=self._extra,
+        )
+        return IgnoreRequest(reason)
+
+    def deferred(self, count: int = 1) -> None:
+        self.stats.inc_value("robotstxt/unreachable/deferred", count)
+
+    def released(self, count: int = 1) -> None:
+        self.stats.inc_value("robotstxt/unreachable/released", count)
+
+    def parked(self) -> None:
+        self.stats.inc_value("robotstxt/parked")
+
+    def inline_wait(self) -> None:
+        self.stats.inc_value("robotstxt/inline_waits")
+
+    # -- the close ------------------------------------------------------------
+
+    def errback_dropped(self, request: Request, reason: str) -> None:
+        """Drop a parked request outside Scrapy's flow (spider closing): count, errback once."""
+        self.stats.inc_value("robotstxt/unreachable/dropped")
+        logger.debug(
+            "Dropped %(request)s: %(reason)s",
+            {"request": request, "reason": reason},
+            extra=self._extra,
+        )
+        errback = request.errback
+        if errback is None:
+            return
+        try:
+            failure = Failure(IgnoreRequest(reason))  # type: ignore[no-untyped-call]
+            failure.request = request  # type: ignore[attr-defined]  # as Scrapy sets it
+            output = errback(failure)
+            if inspect.iscoroutine(output):
+                deferred_from_coro(output).addErrback(self._errback_error, request)
+            elif inspect.isasyncgen(output):
+                deferred_from_coro(_drain_async(output)).addErrback(self._errback_error, request)
+            elif inspect.isgenerator(output):
+                # Run the errback's body; what it yields cannot be scheduled any more.
+                for _ in output:
+                    pass
+        except Exception:
+            self._errback_error(Failure(), request)  # type: ignore[no-untyped-call]
+
+    def _errback_error(self, failure: Failure, request: Request) -> None:
+        logger.error(
+            "Error in the errback of %(request)s (dropped: the spider is closing)",
+            {"request": request},
+            exc_info=failure_to_exc_info(failure),
+            extra=self._extra,
+        )
+
+    def closing_dropped(self, count: int) -> None:
+        logger.info(
+            "Spider closing: dropped %(count)d requests that were waiting for robots.txt",
+            {"count": count},
+            extra=self._extra,
+        )
+
+    def waiting_at_close(self, count: int) -> None:
+        self.stats.set_value("robotstxt/parked/at_close", count)
+        logger.info(
+            "%(count)d requests were still waiting for robots.txt when the spider closed",
+            {"count": count},
+            extra=self._extra,
+        )
+
+    # -- fetches --------------------------------------------------------------
+
+    def fetch_started(self) -> None:
+        self.stats.inc_value("robotstxt/request_count")
+
+    def lease_wait(self) -> None:
+        self.stats.inc_value("robotstxt/fetch_lease/waits")
+
+    def fetch_bug(self, failure: Failure, key: str) -> None:
+        logger.error(
+            "Unexpected error fetching robots.txt of %(origin)s",
+            {"origin": key},
+            exc_info=failure_to_exc_info(failure),
+            extra=self._extra,
+        )
+
+    def fetched(
+        self,
+        key: str,
+        result: FetchResult,
+        record: PolicyRecord,
+        previous: PolicyRecord | None,
+        *,
+        waiting: int,
+        now: float,
+    ) -> None:
+        """Log and count one fetch's outcome (``waiting``: requests waiting for it)."""
+        extra = self._extra
+        self.stats.inc_value(f"robotstxt/outcome/{result.outcome.value}")
+        if result.outcome is not FetchOutcome.UNREACHABLE:
+            if previous is not None and previous.unreachable_since is not None:
+                logger.info(
+                    "robots.txt of %(origin)s is reachable again after %(outage).0f s "
+                    "(%(reason)s); %(waiting)d waiting requests released",
+                    {
+                        "origin": key,
+                        "outage": record.fetched_at - previous.unreachable_since,
+                        "reason": result.reason,
+                        "waiting": waiting,
+                    },
+                    extra=extra,
+                )
+            logger.debug(
+                "robots.txt of %(origin)s: %(reason)s%(via)s, %(what)s, fresh for %(ttl).0f s",
+                {
+                    "origin": key,
+                    "reason": result.reason,
+                    "via": f" via {result.redirects[-1]}" if result.redirects else "",
+                    "what": (
+                        f"{len(record.body or b'')} bytes of rules"
+                        if record.outcome is FetchOutcome.RULES
+                        else "no rules (everything allowed)"
+                    ),
+                    "ttl": record.expires_at - record.fetched_at,
+                },
+                extra=extra,
+            )
+            return
+        args = {
+            "origin": key,
+            "reason": result.reason,
+            "next": (record.retry_at or 0.0) - now,
+            "failures": record.failures,
+            "waiting": waiting,
+        }
+        if _is_unexpected(result.exception):
+            logger.error(
+                "Error downloading robots.txt of %(origin)s: %(reason)s",
+                args,
+                exc_info=result.exception,
+                extra=extra,
+            )
+        if record.outcome is not FetchOutcome.UNREACHABLE:
+            self.stats.inc_value("robotstxt/unreachable/stale_kept")
+            logger.log(
+                logging.WARNING if record.failures == 1 else logging.DEBUG,
+                "robots.txt of %(origin)s could not be refreshed (%(reason)s); keeping the copy "
+                "fetched %(age).0f s ago; next attempt in %(next).3g s",
+                {**args, "age": now - record.fetched_at},
+                extra=extra,
+            )
+            return
+        self._unreachable(record, previous, args, now)
+
+    def _unreachable(
+        self,
+        record: PolicyRecord,
+        previous: PolicyRecord | None,
+        args: dict[str, Any],
+        now: float,
+    ) -> None:
+        since = record.unreachable_since or 0.0
+        allow_after = self.config.unreachable_allow_after
+        if now - since >= allow_after:
+            self.stats.inc_value("robotstxt/unreachable/allow_after")
+            # WARNING when the limit is first crossed, DEBUG at later attempts.
+            first_time = True
+            if previous is not None and previous.retry_at is not None:
+                last_attempt = previous.retry_at - self.timings.backoff(previous.failures)
+                first_time = last_attempt - since < allow_after
+            logger.log(
+                logging.WARNING if first_time else logging.DEBUG,
+                "robots.txt of %(origin)s unreachable for more than "
+                "ROBOTSTXT_UNREACHABLE_ALLOW_AFTER (%(limit).0f s) with no copy ever fetched: "
+                "everything allowed; next attempt in %(next).3g s",
+                {**args, "limit": allow_after},
+                extra=self._extra,
+            )
+            return
+        if self.config.unreachable == "disallow":
+            what = "its requests are dropped"
+        else:
+            what = "%(waiting)d requests wait for it"
+        logger.log(
+            logging.WARNING if record.failures == 1 else logging.INFO,
+            "robots.txt of %(origin)s unreachable (%(reason)s, attempt %(failures)d): "
+            + what
+            + "; next attempt in %(next).3g s",
+            args,
+            extra=self._extra,
+        )
+
+    async def robots_parsed(
+        self, record: PolicyRecord, rules: RobotsTxt, request: Request | None
+    ) -> None:
+        """Send Scrapy's ``robots_parsed`` signal (2.19+) for a fetch that yielded a policy."""
+        signal = getattr(signals, "robots_parsed", None)
+        if signal is None:  # Scrapy < 2.19
+            return
+        from scrapy_googlerobots.integration.parser import GoogleRobotParser
+
+        parser = GoogleRobotParser.from_robotstxt(rules)
+        await self.crawler.signals.send_catch_log_async(
+            signal=signal, robotparser=parser, request=request
+        )
+
+
+async def _drain_async(output: Any) -> None:
+    async for _ in output:
+        pass
+
+
+def _is_unexpected(exc: BaseException | None) -> bool:
+    """True for a download failure that is not a network problem (a bug worth a traceback)."""
+    """True for a download failure that is not a network problem (a bug worth a traceback)."""
+    if exc is None:
+        return False
+    import scrapy.exceptions as scrapy_exceptions
+    from twisted.internet import error as internet_error
+    from twisted.internet.defer import CancelledError
+    from twisted.internet.defer import TimeoutError as DeferredTimeoutError
+    from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
+
+    expected: tuple[type[BaseException], ...] = (
+        OSError,
+        internet_error.ConnectError,
+        internet_error.ConnectionLost,
+        internet_error.ConnectionDone,
+        internet_error.DNSLookupError,
+        internet_error.TimeoutError,
+        DeferredTimeoutError,
+        CancelledError,
+        ResponseFailed,
+        ResponseNeverReceived,
+    )
+    for name in (
+        "CannotResolveHostError",
+        "DownloadConnectionRefusedError",
+        "DownloadTimeoutError",
+        "DownloadCancelledError",
+        "DownloadFailedError",
+        "ResponseDataLossError",
+        "UnsupportedURLSchemeError",
+        "NotSupported",
+    ):
+        found = getattr(scrapy_exceptions, name, None)
+        if isinstance(found, type):
+            expected += (found,)
+    return not isinstance(exc, expected)
