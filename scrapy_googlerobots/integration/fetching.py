@@ -21,8 +21,8 @@ from scrapy_googlerobots.policy.record import record_after_fetch
 
 if TYPE_CHECKING:
     from scrapy_googlerobots.integration.fetcher import RobotsFetcher
+    from scrapy_googlerobots.integration.origin_state import OriginState
     from scrapy_googlerobots.integration.reporting import Reporter
-    from scrapy_googlerobots.integration.waiting_room import OriginState
     from scrapy_googlerobots.policy.record import FetchTimings, ParsedRulesCache, PolicyRecord
     from scrapy_googlerobots.stores.base import PolicyStore
 

@@ -44,22 +44,20 @@ from scrapy_googlerobots.integration.config import RobotsConfig
 from scrapy_googlerobots.integration.fetcher import RobotsFetcher
 from scrapy_googlerobots.integration.fetching import FetchCoordinator
 from scrapy_googlerobots.integration.journal import attach_parked_journal
-from scrapy_googlerobots.integration.reporting import FORBIDDEN_MESSAGE, Reporter
-from scrapy_googlerobots.integration.scrapy_compat import (
-    PROCESS_REQUEST_IS_COROUTINE,
-    REQUEST_SCHEDULED_CAN_DROP,
-    engine_is_closing,
-)
-from scrapy_googlerobots.integration.timers import Timer
-from scrapy_googlerobots.integration.waiting_room import (
+from scrapy_googlerobots.integration.lifecycle import CloseWatch
+from scrapy_googlerobots.integration.origin_state import (
     DROP_META,
     RELEASED_META,
     SCHEDULED_META,
     WAITING_SINCE_META,
     OriginRef,
-    WaitingRoom,
-    disallow_message,
 )
+from scrapy_googlerobots.integration.reporting import FORBIDDEN_MESSAGE, Reporter
+from scrapy_googlerobots.integration.scrapy_compat import (
+    PROCESS_REQUEST_IS_COROUTINE,
+    REQUEST_SCHEDULED_CAN_DROP,
+)
+from scrapy_googlerobots.integration.waiting_room import WaitingRoom, disallow_message
 from scrapy_googlerobots.policy.canonical import canonicalize_url
 from scrapy_googlerobots.policy.decision import Action, is_the_copy_waited_for
 from scrapy_googlerobots.policy.origin import origin_of
@@ -79,8 +77,6 @@ __all__ = ["FORBIDDEN_MESSAGE", "GoogleRobotsTxtMiddleware"]
 # Largest scheme://authority prefix remembered by the origin memo (longer
 # ones, e.g. huge data: URLs, are resolved each time instead of stored).
 _MEMO_KEY_MAX = 512
-# Seconds between looks at the engine while requests wait (see _arm_watchdog).
-_WATCH_INTERVAL = 0.5
 _UNSEEN: Any = object()
 
 
@@ -120,9 +116,10 @@ class GoogleRobotsTxtMiddleware:
             config.user_agent, config.default_user_agent, lambda: {"spider": crawler.spider}
         )
         self._fixed_token = self._agents.fixed
-        # _closing: the spider has begun closing (no new fetch, every wait ends).
-        self._closing = False
-        self._watchdog: Timer | None = None
+        self._close_watch = CloseWatch(
+            lambda: crawler.engine, self._shutdown, lambda: self._room.busy
+        )
+        self._stopping = self._close_watch.stopping
         self._room = WaitingRoom(
             config=config,
             store=self._store,
@@ -131,7 +128,7 @@ class GoogleRobotsTxtMiddleware:
             clock=self._clock,
             crawl=self._crawl,
             stopping=self._stopping,
-            watch=self._arm_watchdog,
+            watch=self._close_watch.watch,
         )
         settings = crawler.settings
         self._room.fetches = FetchCoordinator(
@@ -282,7 +279,7 @@ class GoogleRobotsTxtMiddleware:
 
     def _on_request_scheduled(self, request: Request, **_: Any) -> None:
         meta = request.meta
-        if meta.get("dont_obey_robotstxt") or meta.get(DROP_META) or self._closing:
+        if meta.get("dont_obey_robotstxt") or meta.get(DROP_META) or self._close_watch.closing:
             return
         ref = self._origin_ref(request.url)
         if ref is None:
@@ -307,49 +304,24 @@ class GoogleRobotsTxtMiddleware:
 
     def _crawl(self, request: Request) -> None:
         engine = self.crawler.engine
-        if engine is None or self._closing:
+        if engine is None or self._close_watch.closing:
             return
         engine.crawl(request)
 
     # -- spider lifecycle ------------------------------------------------------
 
     def _on_spider_idle(self, **_: Any) -> None:
-        if not self._closing and self._room.busy:
+        if not self._close_watch.closing and self._room.busy:
             raise DontCloseSpider
 
-    def _stopping(self) -> bool:
-        """True once the spider has begun closing (noticed here first: end every wait)."""
-        if not self._closing and engine_is_closing(self.crawler.engine):
-            self._begin_shutdown()
-        return self._closing
-
-    def _arm_watchdog(self) -> None:
-        """While requests wait, look every ``_WATCH_INTERVAL`` s whether the spider is closing.
-
-        Scrapy sends no signal when a close begins (``spider_closed`` comes
-        after in-progress downloads end), and waiting requests must not hold
-        a stopping crawl open.
-        """
-        if self._watchdog is None and not self._closing:
-            self._watchdog = Timer(_WATCH_INTERVAL, self._watch)
-
-    def _watch(self) -> None:
-        self._watchdog = None
-        if not self._stopping() and self._room.busy:
-            self._arm_watchdog()
-
-    def _begin_shutdown(self) -> None:
-        self._closing = True
-        if self._watchdog is not None:
-            self._watchdog.cancel()
-            self._watchdog = None
+    def _shutdown(self) -> None:
+        """The spider has begun closing: no fetch starts, every wait ends."""
         dropped = self._room.shutdown(keep_parked=self._journal is not None)
         if dropped:
             self._reporter.closing_dropped(dropped)
 
     def _on_spider_closed(self, **_: Any) -> None:
-        if not self._closing:
-            self._begin_shutdown()
+        self._close_watch.close()
         waiting = len(self._room.parked_requests())
         if waiting:
             self._reporter.waiting_at_close(waiting)

@@ -14,7 +14,6 @@ Scrapy < 2.11.2) cannot be parked; they wait inline (:meth:`WaitingRoom.wait_inl
 
 from __future__ import annotations
 
-import dataclasses
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -22,6 +21,14 @@ from typing import TYPE_CHECKING
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
+from scrapy_googlerobots.integration.origin_state import (
+    DROP_META,
+    RELEASED_META,
+    WAITING_SINCE_META,
+    OriginRef,
+    OriginState,
+    Parked,
+)
 from scrapy_googlerobots.integration.timers import Timer, fire
 from scrapy_googlerobots.policy.decision import Action, decide
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
@@ -33,91 +40,14 @@ if TYPE_CHECKING:
     from scrapy_googlerobots.integration.fetching import FetchCoordinator
     from scrapy_googlerobots.integration.reporting import Reporter
     from scrapy_googlerobots.policy.decision import Decision
-    from scrapy_googlerobots.policy.origin import Origin
     from scrapy_googlerobots.policy.record import ParsedRulesCache, PolicyRecord
     from scrapy_googlerobots.robotstxt import RobotsTxt
     from scrapy_googlerobots.stores.base import PolicyStore
 
-__all__ = [
-    "DROP_META",
-    "RELEASED_META",
-    "SCHEDULED_META",
-    "WAITING_SINCE_META",
-    "OriginRef",
-    "OriginState",
-    "WaitingRoom",
-]
-
-SCHEDULED_META = "_robotstxt_scheduled"
-"""Set on requests that passed ``request_scheduled``: safe to hand back to the engine."""
-WAITING_SINCE_META = "_robotstxt_waiting_since"
-"""Clock time a parked request started waiting (max-wait counts from it)."""
-RELEASED_META = "_robotstxt_released"
-"""``fetched_at`` of the record a released request waited for: it is judged by that copy."""
-DROP_META = "_robotstxt_unreachable"
-"""Set on a request that gave up waiting: the middleware drops it with this message."""
+__all__ = ["WaitingRoom", "disallow_message"]
 
 # Seconds an inline wait sleeps at most before looking at the clock and the engine again.
 _INLINE_NAP = 5.0
-
-
-class OriginRef:
-    """An origin and its store key (computed once: the hot path reads it per request)."""
-
-    __slots__ = ("key", "origin")
-
-    def __init__(self, origin: Origin) -> None:
-        self.origin = origin
-        self.key = origin.key
-
-
-@dataclasses.dataclass(slots=True)
-class _Parked:
-    request: Request
-    deadline: float
-    deferred: bool = False
-    """Counted in robotstxt/unreachable/deferred (waiting on an unreachable origin)."""
-
-
-class OriginState:
-    """One origin with parked requests, inline waiters, a fetch or timers."""
-
-    __slots__ = (
-        "expiry_timer",
-        "fetching",
-        "key",
-        "origin",
-        "parked",
-        "retry_timer",
-        "trigger",
-        "waiters",
-    )
-
-    def __init__(self, origin: Origin, key: str) -> None:
-        self.origin = origin
-        self.key = key
-        self.parked: deque[_Parked] = deque()
-        self.fetching = False
-        self.waiters: list[Deferred[None]] = []
-        self.retry_timer: Timer | None = None
-        self.expiry_timer: Timer | None = None
-        # The request that triggered the pending fetch (robots_parsed's request=).
-        self.trigger: Request | None = None
-
-    @property
-    def busy(self) -> bool:
-        return bool(self.parked or self.fetching or self.waiters)
-
-    @property
-    def waiting(self) -> int:
-        """Requests waiting for this origin's robots.txt."""
-        return len(self.parked) + len(self.waiters)
-
-    def cancel_timers(self) -> None:
-        for timer in (self.retry_timer, self.expiry_timer):
-            if timer is not None:
-                timer.cancel()
-        self.retry_timer = self.expiry_timer = None
 
 
 class WaitingRoom:
@@ -165,7 +95,7 @@ class WaitingRoom:
         """Keep ``request`` here until its origin's robots.txt answers (or its wait runs out)."""
         state = self.state(ref)
         since = request.meta.setdefault(WAITING_SINCE_META, now)
-        entry = _Parked(request, since + self.config.unreachable_max_wait)
+        entry = Parked(request, since + self.config.unreachable_max_wait)
         state.parked.append(entry)
         self.reporter.parked()
         if record is not None and record.outcome is FetchOutcome.UNREACHABLE:
@@ -198,7 +128,7 @@ class WaitingRoom:
             state.trigger = state.trigger or request
             self._start_fetch(state, basis)
 
-    def _mark_deferred(self, entry: _Parked) -> None:
+    def _mark_deferred(self, entry: Parked) -> None:
         if not entry.deferred and self.config.unreachable == "defer":
             entry.deferred = True
             self.reporter.deferred()
