@@ -94,8 +94,9 @@ class RobotsFetcher:
         self.crawler = crawler
         self.config = config
         self._stats = crawler.stats
-        crawler.signals.connect(self._on_headers, signal=signals.headers_received)
-        crawler.signals.connect(self._on_bytes, signal=signals.bytes_received)
+        # robots.txt downloads in flight; the size handlers are connected only
+        # while there is one, so other downloads pay nothing for them.
+        self._in_flight = 0
 
     async def fetch(self, origin: Origin) -> FetchResult:
         """Fetch ``origin``'s robots.txt, following redirects; never raises for download errors."""
@@ -164,6 +165,7 @@ class RobotsFetcher:
     async def _fetch_one(self, url: str, origin: Origin) -> FetchResult:
         request = self._request(url, origin)
         limit: _BodyLimit = request.meta[LIMIT_META]
+        self._listen()
         try:
             response = await engine_download(self.crawler.engine, request)
         except StopDownload as stop:
@@ -183,6 +185,8 @@ class RobotsFetcher:
             )
         except Exception as exc:  # every download failure means "unreachable"
             return self._failed(url, exc)
+        finally:
+            self._unlisten()
         if limit.started and limit.inflater is not None:
             body = limit.body()
         else:
@@ -227,7 +231,21 @@ class RobotsFetcher:
             FetchOutcome.UNREACHABLE, f"{type(exc).__name__}: {exc}".rstrip(": "), exception=exc
         )
 
-    # -- signal handlers (every download passes here; ours carry a limit) --
+    # -- signal handlers (connected while a robots.txt download runs) ------
+
+    def _listen(self) -> None:
+        if not self._in_flight:
+            signal_manager = self.crawler.signals
+            signal_manager.connect(self._on_headers, signal=signals.headers_received)
+            signal_manager.connect(self._on_bytes, signal=signals.bytes_received)
+        self._in_flight += 1
+
+    def _unlisten(self) -> None:
+        self._in_flight -= 1
+        if not self._in_flight:
+            signal_manager = self.crawler.signals
+            signal_manager.disconnect(self._on_headers, signal=signals.headers_received)
+            signal_manager.disconnect(self._on_bytes, signal=signals.bytes_received)
 
     def _on_headers(self, headers: Headers, request: Request, **_: Any) -> None:
         limit = request.meta.get(LIMIT_META)

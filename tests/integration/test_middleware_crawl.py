@@ -19,7 +19,7 @@ import pytest_twisted
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
 
-from middleware_support import CAN_PARK, robots_settings, robots_stats
+from middleware_support import CAN_PARK, robots_settings, robots_stats, spider_with_signals
 from servers import UNRESOLVABLE_HOST, FtpServer, RefusedPort, Reply, Site, gzip_bytes, run_crawl
 
 MODULE = "scrapy_googlerobots"
@@ -614,3 +614,29 @@ async def test_robots_request_goes_through_other_middlewares(site: Site) -> None
     assert robots.meta["dont_obey_robotstxt"] is True
     assert robots.meta["robotstxt_origin"] == f"http://127.0.0.1:{site.port}"
     assert site.requests("/robots.txt")[0].header("X-Seen-By") == "recorder"
+
+
+@pytest_twisted.ensureDeferred
+async def test_size_handlers_listen_only_while_a_robots_txt_download_runs(site: Site) -> None:
+    # Issue 11: the bytes_received / headers_received handlers that cap
+    # robots.txt are connected while one downloads, so pages pay nothing for them.
+    from pydispatch import dispatcher
+    from scrapy import signals
+
+    from scrapy_googlerobots.integration.fetcher import RobotsFetcher
+
+    site.script("/robots.txt", Reply(200, b"User-agent: *\nDisallow: /no\n"))
+    listening: dict[str, bool] = {}
+
+    def on_response(response: Any, request: Any, spider: Any) -> None:
+        receivers = dispatcher.liveReceivers(
+            dispatcher.getAllReceivers(spider.crawler.signals.sender, signals.bytes_received)
+        )
+        ours = any(isinstance(getattr(r, "__self__", None), RobotsFetcher) for r in receivers)
+        listening[response.url.rsplit("/", 1)[-1]] = ours
+
+    spider = spider_with_signals(response_received=on_response)
+    urls = [site.url("/a"), site.url("/b")]
+    result = await run_crawl(robots_settings(), urls, spider_cls=spider, timeout=30)
+    assert sorted(result.downloaded) == urls
+    assert listening == {"robots.txt": True, "a": False, "b": False}
