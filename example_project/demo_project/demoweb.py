@@ -2,11 +2,16 @@
 
 Each origin is its own port, hence its own robots.txt (scheme + host + port).
 Together they show the robots.txt behaviours that matter when crawling.
+
+``scrapy crawl demo`` starts it inside the crawl. ``python -m demo_project.demoweb
+[--port N]`` serves it on its own until Ctrl-C (ports N, N+1, ... or free ones),
+printing each origin, e.g. to try ``scrapy robots`` on it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import argparse
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -130,15 +135,18 @@ class DemoWeb:
     again.
     """
 
-    def __init__(self, failures: int = 3) -> None:
+    def __init__(self, failures: int = 3, base_port: int = 0) -> None:
         self.failures = failures
+        # 0: free ports chosen by the OS; else origin i listens on base_port + i.
+        self.base_port = base_port
         self.origins: list[DemoOrigin] = []
 
     def _listen(self, origin: DemoOrigin, robots: Callable[[Request], bytes]) -> DemoOrigin:
         from twisted.internet import reactor
 
+        number = self.base_port + len(self.origins) if self.base_port else 0
         port = reactor.listenTCP(  # type: ignore[attr-defined]
-            0, Site(_OriginResource(origin.title, robots)), interface="127.0.0.1"
+            number, Site(_OriginResource(origin.title, robots)), interface="127.0.0.1"
         )
         origin.port = port
         origin.url = f"http://127.0.0.1:{port.getHost().port}"
@@ -202,3 +210,23 @@ class DemoWeb:
         return defer.DeferredList(
             [defer.maybeDeferred(origin.port.stopListening) for origin in self.origins]
         )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Serve the demo web until interrupted, printing each origin and its demo paths."""
+    parser = argparse.ArgumentParser(prog="python -m demo_project.demoweb")
+    parser.add_argument(
+        "--port", type=int, default=0, help="first port, the others follow (default: free ports)"
+    )
+    args = parser.parse_args(argv)
+    from twisted.internet import reactor
+
+    web = DemoWeb(base_port=args.port)
+    web.start()
+    for origin in web.origins:
+        print(f"{origin.url}  {origin.title}: {' '.join(origin.paths) or '-'}", flush=True)
+    reactor.run()  # type: ignore[attr-defined]
+
+
+if __name__ == "__main__":
+    main()

@@ -5,8 +5,12 @@ is installed. ROBOTS is a file path, ``-`` for stdin, or an http(s) URL that is
 fetched the way Google fetches robots.txt (SPEC B3, B6).
 
 Exit status: 0 all allowed / no lint errors; 1 some URL disallowed / lint
-errors; 2 usage or I/O error (one line on stderr, never a traceback),
-including a robots.txt URL Google would consider unreachable.
+errors; 2 usage or I/O error (one line on stderr, never a traceback).
+
+A robots.txt URL that answers 429 or 5xx, or cannot be fetched at all, is
+"unreachable": ``check`` reports every URL DISALLOWED (Google treats the
+whole site as disallowed until robots.txt can be fetched) and exits 1;
+``lint`` has nothing to lint and exits 2.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from scrapy_googlerobots.policy.canonical import canonicalize_url
 from scrapy_googlerobots.policy.useragent import crawler_token
 from scrapy_googlerobots.robotstxt import GOOGLE_MAX_SIZE, LineKind, parse, scan_lines
 
-__all__ = ["main"]
+__all__ = ["main", "rule_texts", "unreachable_reason"]
 
 PROG = "googlerobots"
 EXIT_OK = 0
@@ -53,6 +57,8 @@ class Source:
     truncated: bool = False
     # Why there is no body (e.g. "HTTP 404"), shown next to each verdict.
     reason: str = ""
+    # 429, 5xx or a network error: Google disallows the whole site.
+    unreachable: bool = False
 
 
 # -- reading ROBOTS -----------------------------------------------------------
@@ -93,11 +99,9 @@ class _LimitedRedirects(urllib.request.HTTPRedirectHandler):
     max_repeats = 1
 
 
-def _unreachable(url: str, why: str) -> UsageError:
-    return UsageError(
-        f"{url}: {why}; Google would treat the site as unreachable "
-        "(full disallow) until robots.txt can be fetched"
-    )
+def unreachable_reason(why: str) -> str:
+    """The reason given for every URL of a site whose robots.txt is unreachable (SPEC B3)."""
+    return f"robots.txt unreachable: {why}; Google treats the whole site as disallowed"
 
 
 def _fetch(url: str, *, limit: int, read_size: int, timeout: float, user_agent: str) -> Source:
@@ -119,14 +123,14 @@ def _fetch(url: str, *, limit: int, read_size: int, timeout: float, user_agent: 
             # Too many hops, a loop, or a redirect without a usable target.
             return Source(url, None, reason=f"redirects not followed (HTTP {code}), as for 404")
         if code == 429 or code >= 500:
-            raise _unreachable(url, f"HTTP {code}") from None
+            return Source(url, None, reason=f"HTTP {code}", unreachable=True)
         return Source(url, None, reason=f"HTTP {code}: no robots.txt")
     except (ValueError, http.client.InvalidURL) as exc:
         # A malformed URL: bad port, bad IPv6 literal, control characters.
         raise UsageError(f"{url}: invalid URL: {exc}") from None
     except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
         reason = getattr(exc, "reason", None) or exc
-        raise _unreachable(url, f"{type(exc).__name__}: {reason}") from None
+        return Source(url, None, reason=f"{type(exc).__name__}: {reason}", unreachable=True)
     name = url if final_url == url else f"{url} -> {final_url}"
     return Source(name, data[:limit], truncated=len(data) >= read_size)
 
@@ -134,7 +138,7 @@ def _fetch(url: str, *, limit: int, read_size: int, timeout: float, user_agent: 
 # -- check --------------------------------------------------------------------
 
 
-def _rule_texts(body: bytes) -> dict[int, str]:
+def rule_texts(body: bytes) -> dict[int, str]:
     """Allow/disallow lines by number, as written (for "line N: <text>")."""
     return {
         line.number: line.raw.decode("utf-8", "replace").strip(" \t\r\n\v\f")
@@ -159,6 +163,12 @@ def run_check(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     source = read_source(
         args.robots, limit=GOOGLE_MAX_SIZE, timeout=args.timeout, user_agent=args.user_agent
     )
+    if source.unreachable:
+        why = unreachable_reason(source.reason)
+        print(f"{PROG}: note: {source.name}: {why}", file=err)
+        for url in args.urls:
+            print(f"DISALLOWED  {url}  {why}", file=out)
+        return EXIT_FINDINGS
     if source.body is None:
         print(f"{PROG}: note: {source.name}: {source.reason}; Google allows every URL", file=err)
         for url in args.urls:
@@ -171,11 +181,18 @@ def run_check(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             file=err,
         )
     rules = parse(source.body, max_size=GOOGLE_MAX_SIZE)
-    texts = _rule_texts(source.body)
+    texts = rule_texts(source.body)
     if not texts:
         print(
             f"{PROG}: note: {source.name}: no allow or disallow rule found; "
             "Google allows every URL",
+            file=err,
+        )
+    delay = rules.crawl_delay(token)
+    if delay is not None:
+        print(
+            f"{PROG}: note: crawl delay for {token!r}: {delay:g} s "
+            "(Google ignores it; ROBOTSTXT_CRAWL_DELAY = True applies it)",
             file=err,
         )
     status = EXIT_OK
@@ -203,6 +220,11 @@ def run_lint(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         user_agent=args.user_agent,
         probe=True,
     )
+    if source.unreachable:
+        raise UsageError(
+            f"{source.name}: robots.txt unreachable ({source.reason}), nothing to lint; "
+            "Google treats the whole site as disallowed until it can be fetched"
+        )
     diagnostics: list[Diagnostic] = []
     if source.body is not None:
         diagnostics = lint(source.body, truncated=source.truncated)

@@ -133,6 +133,23 @@ def test_check_full_user_agent_reduced_to_token(command: list[str], robots_file:
     assert "'FooBot'" in result.stderr
 
 
+def test_check_notes_the_crawl_delay_of_the_chosen_group(command: list[str]) -> None:
+    robots = (
+        b"User-agent: *\nCrawl-delay: 9\nDisallow: /x\n\nUser-agent: FooBot\nCrawl-delay: 2.5\n"
+    )
+    foo = run(command, "check", "-", "FooBot/1.0", "http://a.test/x", stdin=robots)
+    other = run(command, "check", "-", "OtherBot", "http://a.test/x", stdin=robots)
+    # The note is on stderr: stdout stays one line per URL.
+    assert (foo.returncode, foo.stdout) == (0, "ALLOWED     http://a.test/x  no matching rule\n")
+    assert "crawl delay for 'FooBot': 2.5 s (Google ignores it" in foo.stderr
+    assert other.returncode == 1
+    assert "crawl delay for 'OtherBot': 9 s" in other.stderr
+    none = run(
+        command, "check", "-", "bot", "http://a.test/", stdin=b"User-agent: *\nDisallow: /x\n"
+    )
+    assert "crawl delay" not in none.stderr
+
+
 def test_check_stdin(command: list[str]) -> None:
     result = run(
         command, "check", "-", "bot", "http://a.test/x", stdin=b"user-agent: *\ndisallow: /x"
@@ -231,22 +248,35 @@ async def test_url_404_allows_everything(command: list[str], site: Site) -> None
     assert "allows every URL" in result.stderr
 
 
+UNREACHABLE = "robots.txt unreachable: {}; Google treats the whole site as disallowed"
+
+
 @pytest.mark.parametrize("status", [503, 500, 429])
 @pytest_twisted.ensureDeferred
-async def test_url_server_error_is_unreachable(command: list[str], site: Site, status: int) -> None:
+async def test_url_server_error_disallows_every_url(
+    command: list[str], site: Site, status: int
+) -> None:
+    # The error page's rules are not read: the status alone decides.
     site.script("/robots.txt", Reply(status, b"User-agent: *\nAllow: /\n"))
-    result = await run_in_thread(
-        command, "check", site.url("/robots.txt"), "bot", "https://example.com/"
-    )
-    assert_one_line_error(result, f"HTTP {status}", "unreachable", "full disallow")
+    urls = ["https://example.com/", "https://example.com/any/page"]
+    result = await run_in_thread(command, "check", site.url("/robots.txt"), "bot", *urls)
+    assert result.returncode == 1, result
+    reason = UNREACHABLE.format(f"HTTP {status}")
+    assert result.stdout.splitlines() == [f"DISALLOWED  {url}  {reason}" for url in urls]
+    assert result.stderr == f"googlerobots: note: {site.url('/robots.txt')}: {reason}\n"
 
 
 @pytest_twisted.ensureDeferred
-async def test_url_refused_connection(command: list[str], refused_port: RefusedPort) -> None:
+async def test_url_refused_connection_disallows_every_url(
+    command: list[str], refused_port: RefusedPort
+) -> None:
     result = await run_in_thread(
         command, "check", refused_port.url("/robots.txt"), "bot", "https://example.com/"
     )
-    assert_one_line_error(result, "unreachable", "full disallow")
+    assert result.returncode == 1, result
+    assert result.stdout.startswith("DISALLOWED  https://example.com/  robots.txt unreachable: ")
+    assert "Connection refused" in result.stdout
+    assert result.stdout.endswith("; Google treats the whole site as disallowed\n")
 
 
 @pytest.mark.parametrize(
@@ -277,7 +307,9 @@ async def test_url_timeout(command: list[str], site: Site) -> None:
     result = await run_in_thread(
         command, "check", site.url("/robots.txt"), "bot", "https://example.com/", "--timeout", "0.5"
     )
-    assert_one_line_error(result, "unreachable")
+    assert result.returncode == 1, result
+    assert result.stdout.startswith("DISALLOWED  https://example.com/  robots.txt unreachable: ")
+    assert "timed out" in result.stdout
 
 
 @pytest_twisted.ensureDeferred
@@ -418,4 +450,7 @@ async def test_lint_url_unreachable_and_404(
     assert missing.returncode == 0
     assert "HTTP 404" in missing.stdout
     refused = await run_in_thread(command, "lint", refused_port.url("/robots.txt"))
-    assert_one_line_error(refused, "unreachable")
+    assert_one_line_error(refused, "robots.txt unreachable", "nothing to lint")
+    site.script("/robots.txt", Reply(503))
+    down = await run_in_thread(command, "lint", site.url("/robots.txt"))
+    assert_one_line_error(down, "robots.txt unreachable (HTTP 503)", "nothing to lint")
