@@ -40,6 +40,8 @@ from scrapy_googlerobots.policy.fetch_policy import FetchOutcome, is_redirect, o
 from scrapy_googlerobots.policy.origin import origin_of
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
     from scrapy.crawler import Crawler
     from scrapy.http import Headers, Response
 
@@ -98,13 +100,21 @@ class RobotsFetcher:
         # while there is one, so other downloads pay nothing for them.
         self._in_flight = 0
 
-    async def fetch(self, origin: Origin) -> FetchResult:
-        """Fetch ``origin``'s robots.txt, following redirects; never raises for download errors."""
+    def start(self, origin: Origin) -> Download:
+        """Start downloading ``origin``'s robots.txt now; :meth:`fetch` takes it from there."""
+        return self._start(origin.robots_url, origin)
+
+    async def fetch(self, origin: Origin, started: Download | None = None) -> FetchResult:
+        """Fetch ``origin``'s robots.txt, following redirects; never raises for download errors.
+
+        ``started``: its first download, begun by :meth:`start`.
+        """
         url = origin.robots_url
         seen = {url}
         redirects: list[str] = []
         while True:
-            result = await self._fetch_one(url, origin)
+            download, started = started or self._start(url, origin), None
+            result = await self._finish(download)
             response = result.response
             if response is None or not is_redirect(response.status):
                 result.redirects = redirects
@@ -162,12 +172,19 @@ class RobotsFetcher:
             headers={b"Accept-Encoding": _ACCEPT_ENCODING},
         )
 
-    async def _fetch_one(self, url: str, origin: Origin) -> FetchResult:
+    def _start(self, url: str, origin: Origin) -> Download:
         request = self._request(url, origin)
-        limit: _BodyLimit = request.meta[LIMIT_META]
         self._listen()
         try:
-            response = await engine_download(self.crawler.engine, request)
+            return Download(url, request, engine_download(self.crawler.engine, request))
+        except BaseException:
+            self._unlisten()
+            raise
+
+    async def _finish(self, download: Download) -> FetchResult:
+        url, limit = download.url, download.request.meta[LIMIT_META]
+        try:
+            response = await download.response
         except StopDownload as stop:
             # Raised with fail=True by our own handlers: the body was stopped
             # before HttpCompressionMiddleware could inflate it.
@@ -260,6 +277,15 @@ class RobotsFetcher:
             stop = limit.feed(data)
             if stop is not None:
                 raise stop
+
+
+@dataclass
+class Download:
+    """A robots.txt download handed to the engine: its URL, request, and the response to await."""
+
+    url: str
+    request: Request
+    response: Awaitable[Response]
 
 
 class _BodyLimit:

@@ -20,7 +20,7 @@ from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.record import record_after_fetch
 
 if TYPE_CHECKING:
-    from scrapy_googlerobots.integration.fetcher import RobotsFetcher
+    from scrapy_googlerobots.integration.fetcher import Download, RobotsFetcher
     from scrapy_googlerobots.integration.origin_state import OriginState
     from scrapy_googlerobots.integration.reporting import Reporter
     from scrapy_googlerobots.policy.record import FetchTimings, ParsedRulesCache, PolicyRecord
@@ -54,24 +54,50 @@ class FetchCoordinator:
         self.stopping = stopping
         self.on_done = on_done
         self.lease_ttl = lease_ttl
+        # False from spider_opened to engine_started (set by the middleware's signals).
+        self.engine_running = True
+
+    def engine_stopped(self, **_: object) -> None:
+        """``spider_opened``: the engine is not running yet."""
+        self.engine_running = False
+
+    def engine_started(self, **_: object) -> None:
+        self.engine_running = True
 
     def start(self, state: OriginState, basis: PolicyRecord | None) -> None:
-        """Start the one fetch of ``state``'s origin; ``basis`` is the record that called for it."""
+        """Start the one fetch of ``state``'s origin; ``basis`` is the record that called for it.
+
+        With the engine running and the lease free, the download is handed to
+        the engine right here, as the stock middleware does; otherwise on a
+        later reactor turn (a ``spider_opened`` handler may run before other
+        middlewares have set themselves up).
+        """
         state.fetching = True
-        done = deferred_from_coro(self._fetch(state, basis))
+        started: Download | None = None
+        if self.engine_running and self.store.acquire_fetch_lease(state.key, self.lease_ttl):
+            if self._fetched_elsewhere(state.key, basis):
+                self.store.release_fetch_lease(state.key)
+            else:
+                self.reporter.fetch_started()
+                try:
+                    started = self.fetcher.start(state.origin)
+                except Exception:  # the async path meets (and reports) it again
+                    self.store.release_fetch_lease(state.key)
+        done = deferred_from_coro(self._fetch(state, basis, started))
         done.addErrback(self.reporter.fetch_bug, state.key)
 
-    async def _fetch(self, state: OriginState, basis: PolicyRecord | None) -> None:
+    async def _fetch(
+        self, state: OriginState, basis: PolicyRecord | None, started: Download | None
+    ) -> None:
         record: PolicyRecord | None = None
         try:
-            # Start on a later reactor turn, as the asyncio reactor does anyway:
-            # never inside the handler that asked for it (a spider_opened
-            # handler may run before other middlewares have set themselves up).
-            await sleep(0.0)
-            if await self._lease(state, basis):
+            if started is None:
+                await sleep(0.0)
+            if started is not None or await self._lease(state, basis):
                 try:
-                    self.reporter.fetch_started()
-                    result = await self._download(state)
+                    if started is None:
+                        self.reporter.fetch_started()
+                    result = await self._download(state, started)
                     previous = self.store.get(state.key)
                     record = self._record(state.key, result, previous)
                     self.store.put(record)
@@ -90,9 +116,9 @@ class FetchCoordinator:
             state.trigger = None
             self.on_done(state, record)
 
-    async def _download(self, state: OriginState) -> FetchResult:
+    async def _download(self, state: OriginState, started: Download | None) -> FetchResult:
         try:
-            return await self.fetcher.fetch(state.origin)
+            return await self.fetcher.fetch(state.origin, started)
         except Exception as exc:  # a bug; back off as for any failure
             return FetchResult(
                 FetchOutcome.UNREACHABLE, f"{type(exc).__name__}: {exc}", exception=exc

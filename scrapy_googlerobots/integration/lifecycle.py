@@ -59,6 +59,12 @@ class CloseWatch:
         if self._timer is None and not self.closing:
             self._timer = Timer(WATCH_INTERVAL, self._look)
 
+    def unwatch(self) -> None:
+        """Nothing waits any more: stop looking (no timer outlives the wait)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
     def _look(self) -> None:
         self._timer = None
         if not self.stopping() and self._busy():

@@ -129,9 +129,10 @@ class GoogleRobotsTxtMiddleware:
             crawl=self._crawl,
             stopping=self._stopping,
             watch=self._close_watch.watch,
+            idle=self._close_watch.unwatch,
         )
         settings = crawler.settings
-        self._room.fetches = FetchCoordinator(
+        self._room.fetches = fetches = FetchCoordinator(
             store=self._store,
             fetcher=RobotsFetcher(crawler, config),
             reporter=self._reporter,
@@ -148,6 +149,8 @@ class GoogleRobotsTxtMiddleware:
         if self._can_park:
             crawler.signals.connect(self._on_request_scheduled, signal=signals.request_scheduled)
         crawler.signals.connect(self._on_spider_idle, signal=signals.spider_idle)
+        crawler.signals.connect(fetches.engine_stopped, signal=signals.spider_opened)
+        crawler.signals.connect(fetches.engine_started, signal=signals.engine_started)
         crawler.signals.connect(self._on_spider_closed, signal=signals.spider_closed)
         # With JOBDIR: parked requests (in neither scheduler nor downloader)
         # are saved at close and handed back to the engine on resume.
@@ -273,7 +276,7 @@ class GoogleRobotsTxtMiddleware:
             # downloader. It passed the duplicate filter once already.
             request.dont_filter = True
             return request
-        return self._room.wait_inline(request, ref, self._judge)
+        return self._room.wait_inline(request, ref, record, self._judge)
 
     # -- parking (request_scheduled) -------------------------------------------
 

@@ -24,6 +24,8 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
     from scrapy import Request
     from scrapy.http import Response
 
@@ -62,12 +64,15 @@ REQUEST_SCHEDULED_CAN_DROP: bool = SCRAPY_VERSION >= (2, 11, 2)
 """A ``request_scheduled`` handler may drop a request by raising ``IgnoreRequest`` (2.11.2+)."""
 
 
-async def engine_download(engine: Any, request: Request) -> Response:
-    """Download ``request`` through ``engine`` outside the scheduler, with this Scrapy's API."""
+def engine_download(engine: Any, request: Request) -> Awaitable[Response]:
+    """Start downloading ``request`` through ``engine`` outside the scheduler; await the result.
+
+    The engine is called here, synchronously, as the stock middleware calls it
+    (before Scrapy 2.14 the download starts at once), with this Scrapy's API.
+    """
     if ENGINE_HAS_DOWNLOAD_ASYNC:
-        response: Response = await engine.download_async(request)
-        return response
-    return await maybe_deferred_to_future(engine.download(request))  # type: ignore[no-any-return]
+        return engine.download_async(request)  # type: ignore[no-any-return]
+    return maybe_deferred_to_future(engine.download(request))  # type: ignore[no-any-return]
 
 
 def engine_is_closing(engine: Any) -> bool:

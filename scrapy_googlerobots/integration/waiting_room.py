@@ -15,8 +15,8 @@ Scrapy < 2.11.2) cannot be parked; they wait inline (:meth:`WaitingRoom.wait_inl
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
 
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
@@ -64,6 +64,7 @@ class WaitingRoom:
         crawl: Callable[[Request], None],
         stopping: Callable[[], bool],
         watch: Callable[[], None],
+        idle: Callable[[], None],
     ) -> None:
         self.config = config
         self.store = store
@@ -74,6 +75,8 @@ class WaitingRoom:
         self.stopping = stopping
         # Called whenever a request starts waiting (the middleware watches for a close).
         self.watch = watch
+        # Called when nothing waits any more (the watch stops: no timer outlives the wait).
+        self.idle = idle
         self.fetches: FetchCoordinator | None = None
         self.closing = False
         self._states: dict[str, OriginState] = {}
@@ -147,13 +150,19 @@ class WaitingRoom:
         if record is None or record.retry_at is None or now >= record.retry_at:
             self._start_fetch(state, record)
         elif state.retry_timer is None:
-            state.retry_timer = Timer(record.retry_at - now, lambda: self._retry_due(state))
+            retry_at = record.retry_at
+            state.retry_timer = Timer(retry_at - now, lambda: self._retry_due(state, retry_at))
 
-    def _retry_due(self, state: OriginState) -> None:
+    def _retry_due(self, state: OriginState, retry_at: float) -> None:
         state.retry_timer = None
         if not self.stopping() and not state.fetching and state.busy:
-            # The timer is the schedule: fetch whatever the (movable) clock says.
-            self._start_fetch(state, self.store.get(state.key))
+            record = self.store.get(state.key)
+            if record is not None and record.retry_at is not None and record.retry_at > retry_at:
+                # Another worker sharing the store made this attempt: wait for its next one.
+                self._advance(state, record, self.clock())
+            else:
+                # The timer is the schedule: fetch whatever the (movable) clock says.
+                self._start_fetch(state, record)
         self._forget_if_idle(state)
 
     def _arm_expiry(self, state: OriginState, now: float) -> None:
@@ -239,13 +248,32 @@ class WaitingRoom:
         state.trigger = None
         if self._states.get(state.key) is state:
             del self._states[state.key]
+            if not self._states:
+                self.idle()
 
     # -- waiting inline ------------------------------------------------------------
 
-    async def wait_inline(
+    def wait_inline(
+        self,
+        request: Request,
+        ref: OriginRef,
+        record: PolicyRecord | None,
+        judge: Callable[[Request, RobotsTxt], None],
+    ) -> Coroutine[Any, Any, None]:
+        """Wait here, inside ``process_request``, for ``ref``'s robots.txt; then ``judge``.
+
+        The fetch starts now, before the wait is awaited (as the stock middleware
+        asks the engine at once); the returned coroutine does the waiting.
+        """
+        state = self.state(ref)
+        if state.trigger is None:
+            state.trigger = request
+        self._advance(state, record, self.clock())
+        return self._wait_inline(request, ref, judge)
+
+    async def _wait_inline(
         self, request: Request, ref: OriginRef, judge: Callable[[Request, RobotsTxt], None]
     ) -> None:
-        """Wait here, inside ``process_request``, for ``ref``'s robots.txt; then ``judge``."""
         self.reporter.inline_wait()
         started = self.clock()
         deadline = started + self.config.unreachable_max_wait
