@@ -124,6 +124,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--origins", type=int, default=6, help="origins in the demo web")
     parser.add_argument("--json", action="store_true", help="end with a JSON summary line")
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the workers' logs and feeds (path printed)"
+    )
     args = parser.parse_args()
 
     import redis
@@ -178,6 +181,10 @@ def main() -> int:
         if redis_process is not None:
             redis_process.kill()
             redis_process.wait()
+        if args.keep:
+            print(f"logs and feeds kept in {workdir}", file=sys.stderr)
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
 def report(origins: list[Origin], workdir: Path, codes: dict[str, int], as_json: bool) -> int:
