@@ -20,9 +20,22 @@ def test_ruff_clean() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+# The newest Scrapy we support; on it mypy runs fully strict.
+NEWEST_SCRAPY = (2, 19)
+
+
 def test_mypy_strict_clean() -> None:
-    # Configuration (strict, files) lives in setup.cfg.
-    result = _run("mypy")
+    # Configuration (strict, files) lives in setup.cfg. Older Scrapy releases
+    # ship no or partial type information (Spider, RobotParser ... are Any
+    # there), so on them subclassing Any and returning Any are allowed; every
+    # other strict check holds (README: Compatibility).
+    import scrapy
+
+    installed = tuple(int(part) for part in scrapy.__version__.split(".")[:2])
+    relaxed = (
+        [] if installed >= NEWEST_SCRAPY else ["--allow-subclassing-any", "--no-warn-return-any"]
+    )
+    result = _run("mypy", *relaxed)
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -42,6 +42,7 @@ class FetchCoordinator:
         timings: FetchTimings,
         clock: Callable[[], float],
         stopping: Callable[[], bool],
+        engine_running: Callable[[], bool],
         on_done: Callable[[OriginState, PolicyRecord | None], None],
         lease_ttl: float,
     ) -> None:
@@ -52,17 +53,9 @@ class FetchCoordinator:
         self.timings = timings
         self.clock = clock
         self.stopping = stopping
+        self.engine_running = engine_running
         self.on_done = on_done
         self.lease_ttl = lease_ttl
-        # False from spider_opened to engine_started (set by the middleware's signals).
-        self.engine_running = True
-
-    def engine_stopped(self, **_: object) -> None:
-        """``spider_opened``: the engine is not running yet."""
-        self.engine_running = False
-
-    def engine_started(self, **_: object) -> None:
-        self.engine_running = True
 
     def start(self, state: OriginState, basis: PolicyRecord | None) -> None:
         """Start the one fetch of ``state``'s origin; ``basis`` is the record that called for it.
@@ -74,7 +67,7 @@ class FetchCoordinator:
         """
         state.fetching = True
         started: Download | None = None
-        if self.engine_running and self.store.acquire_fetch_lease(state.key, self.lease_ttl):
+        if self.engine_running() and self.store.acquire_fetch_lease(state.key, self.lease_ttl):
             if self._fetched_elsewhere(state.key, basis):
                 self.store.release_fetch_lease(state.key)
             else:

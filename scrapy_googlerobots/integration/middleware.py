@@ -56,6 +56,7 @@ from scrapy_googlerobots.integration.reporting import FORBIDDEN_MESSAGE, Reporte
 from scrapy_googlerobots.integration.scrapy_compat import (
     PROCESS_REQUEST_IS_COROUTINE,
     REQUEST_SCHEDULED_CAN_DROP,
+    engine_is_running,
 )
 from scrapy_googlerobots.integration.waiting_room import WaitingRoom, disallow_message
 from scrapy_googlerobots.policy.canonical import canonicalize_url
@@ -132,7 +133,7 @@ class GoogleRobotsTxtMiddleware:
             idle=self._close_watch.unwatch,
         )
         settings = crawler.settings
-        self._room.fetches = fetches = FetchCoordinator(
+        self._room.fetches = FetchCoordinator(
             store=self._store,
             fetcher=RobotsFetcher(crawler, config),
             reporter=self._reporter,
@@ -140,6 +141,7 @@ class GoogleRobotsTxtMiddleware:
             timings=timings,
             clock=self._clock,
             stopping=self._stopping,
+            engine_running=lambda: engine_is_running(crawler.engine),
             on_done=self._room.after_fetch,
             lease_ttl=(settings.getfloat("DOWNLOAD_TIMEOUT", 180) + 10)
             * (settings.getint("RETRY_TIMES", 2) + 1),
@@ -149,8 +151,6 @@ class GoogleRobotsTxtMiddleware:
         if self._can_park:
             crawler.signals.connect(self._on_request_scheduled, signal=signals.request_scheduled)
         crawler.signals.connect(self._on_spider_idle, signal=signals.spider_idle)
-        crawler.signals.connect(fetches.engine_stopped, signal=signals.spider_opened)
-        crawler.signals.connect(fetches.engine_started, signal=signals.engine_started)
         crawler.signals.connect(self._on_spider_closed, signal=signals.spider_closed)
         # With JOBDIR: parked requests (in neither scheduler nor downloader)
         # are saved at close and handed back to the engine on resume.

@@ -36,6 +36,7 @@ __all__ = [
     "SCRAPY_VERSION",
     "engine_download",
     "engine_is_closing",
+    "engine_is_running",
 ]
 
 
@@ -73,6 +74,19 @@ def engine_download(engine: Any, request: Request) -> Awaitable[Response]:
     if ENGINE_HAS_DOWNLOAD_ASYNC:
         return engine.download_async(request)  # type: ignore[no-any-return]
     return maybe_deferred_to_future(engine.download(request))  # type: ignore[no-any-return]
+
+
+def engine_is_running(engine: Any) -> bool:
+    """False while a real engine has not started yet (``spider_opened`` runs before it does).
+
+    Reads the public ``running`` attribute; only a real bool counts, so a test
+    double's engine is taken as running.
+    """
+    try:
+        running = vars(engine).get("running")
+    except TypeError:  # None, or no __dict__
+        return engine is not None
+    return running if isinstance(running, bool) else True
 
 
 def engine_is_closing(engine: Any) -> bool:

@@ -119,6 +119,10 @@ async def test_pause_resume_reuses_robots_within_ttl_and_refreshes_after(
     site: Site, tmp_path: Path
 ) -> None:
     site.script("/robots.txt", Reply(200, ROBOTS))
+    # Pages take a moment: before Scrapy 2.13 local downloads can outrun the
+    # spider callbacks, so the pause after 3 pages would come after all 8.
+    for i in range(8):
+        site.script(f"/p{i}", Reply(200, b"page", delay=0.2))
     jobdir = str(tmp_path / "job")
     start = [*pages(site, 8), site.url("/private/x")]
     common = settings(JOBDIR=jobdir, CONCURRENT_REQUESTS=1)
@@ -256,6 +260,9 @@ async def test_redis_killed_mid_crawl(
     start: list[str] = []
     for site in sites:
         site.script("/robots.txt", Reply(200, ROBOTS))
+        # Pages take a moment, so pages are left when the kill comes (see above).
+        for i in range(5):
+            site.script(f"/p{i}", Reply(200, b"page", delay=0.1))
         start += [*pages(site, 5), site.url("/private/x")]
     result = await run_crawl(
         # Local TTL 0: every request asks Redis, so the outage is met at once.

@@ -28,6 +28,7 @@ from scrapy_googlerobots.integration.scrapy_compat import (
     ENGINE_HAS_DOWNLOAD_ASYNC,
     PROCESS_REQUEST_IS_COROUTINE,
     engine_is_closing,
+    engine_is_running,
 )
 
 ROBOTS = b"User-agent: *\nDisallow: /private/\n"
@@ -127,3 +128,16 @@ def test_a_browser_like_robotstxt_user_agent_starts_and_warns_once(
     warnings = [r for r in caplog.records if "names no crawler" in r.getMessage()]
     assert len(warnings) == 1
     assert "'Mozilla'" in warnings[0].getMessage()
+
+
+@pytest.mark.parametrize(
+    ("engine", "running"),
+    [
+        pytest.param(mock.MagicMock(), True, id="magicmock-is-taken-as-running"),
+        pytest.param(SimpleNamespace(running=False), False, id="not-started-yet"),
+        pytest.param(SimpleNamespace(running=True), True, id="started"),
+        pytest.param(None, False, id="no-engine"),
+    ],
+)
+def test_engine_is_running_only_a_real_bool_says_no(engine: Any, running: bool) -> None:
+    assert engine_is_running(engine) is running
