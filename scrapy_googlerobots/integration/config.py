@@ -35,6 +35,7 @@ DEFAULTS: dict[str, object] = {
     "ROBOTSTXT_UNREACHABLE_MAX_WAIT": 1_800.0,
     "ROBOTSTXT_RETRY_DELAY": 30.0,
     "ROBOTSTXT_RETRY_MAX_DELAY": 600.0,
+    "ROBOTSTXT_FETCH_LEASE_TTL": 15.0,
 }
 
 _MODES: tuple[UnreachableMode, ...] = ("defer", "disallow")
@@ -60,6 +61,8 @@ class RobotsConfig:
     unreachable_max_wait: float = 1_800.0
     retry_delay: float = 30.0
     retry_max_delay: float = 600.0
+    fetch_lease_ttl: float = 15.0
+    """Seconds a worker's claim to fetch an origin lasts unless renewed (shared stores)."""
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsConfig:
@@ -92,6 +95,7 @@ class RobotsConfig:
             unreachable_max_wait=reader.seconds("ROBOTSTXT_UNREACHABLE_MAX_WAIT", positive=True),
             retry_delay=reader.seconds("ROBOTSTXT_RETRY_DELAY", positive=True),
             retry_max_delay=reader.seconds("ROBOTSTXT_RETRY_MAX_DELAY", positive=True),
+            fetch_lease_ttl=reader.seconds("ROBOTSTXT_FETCH_LEASE_TTL", positive=True),
         )
         config._check_consistency()
         return config

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from scrapy.utils.defer import deferred_from_coro
 
 from scrapy_googlerobots.integration.fetcher import FetchResult
-from scrapy_googlerobots.integration.timers import sleep
+from scrapy_googlerobots.integration.timers import Timer, sleep
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.record import record_after_fetch
 
@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from scrapy_googlerobots.stores.base import PolicyStore
 
 __all__ = ["FetchCoordinator"]
+
+# Longest pause between looks at another worker's lease (its end, or a store outage).
+_MAX_LEASE_POLL = 1.0
 
 
 class FetchCoordinator:
@@ -87,6 +90,7 @@ class FetchCoordinator:
             if started is None:
                 await sleep(0.0)
             if started is not None or await self._lease(state, basis):
+                renewal = _LeaseRenewal(self.store, state.key, self.lease_ttl)
                 try:
                     if started is None:
                         self.reporter.fetch_started()
@@ -95,6 +99,7 @@ class FetchCoordinator:
                     record = self._record(state.key, result, previous)
                     self.store.put(record)
                 finally:
+                    renewal.cancel()
                     self.store.release_fetch_lease(state.key)
                 self.reporter.fetched(
                     state.key, result, record, previous, waiting=state.waiting, now=self.clock()
@@ -134,25 +139,21 @@ class FetchCoordinator:
         """Take the store's fetch lease; False when another process fetched meanwhile.
 
         A store shared by several processes grants the lease to one of them;
-        the others poll the store until a record other than ``seen`` (the one
-        they decided to fetch on) appears, or the holder's lease lapses and
-        they try again. A record that appeared before the lease was granted
-        means the same: someone else just fetched.
+        the others poll: a record other than ``seen`` (the one they decided to
+        fetch on) means someone fetched; a granted lease means the holder's
+        lapsed (it died: leases are short and renewed only while a fetch runs)
+        or the store is down (a store that cannot answer cannot coordinate, so
+        the layered store grants it: the wait ends at the next poll).
         """
         key = state.key
+        pause = 0.1
         while not self.store.acquire_fetch_lease(key, self.lease_ttl):
-            self.reporter.lease_wait()
-            give_up = self.clock() + self.lease_ttl
-            pause = 0.25
-            while True:
-                await sleep(pause)
-                if self.stopping():
-                    return False
-                if self._fetched_elsewhere(key, seen):
-                    return False
-                if self.clock() >= give_up:
-                    break  # the holder's lease has lapsed: try to take it
-                pause = min(pause * 2, 5.0)
+            if pause == 0.1:
+                self.reporter.lease_wait()
+            await sleep(pause)
+            if self.stopping() or self._fetched_elsewhere(key, seen):
+                return False
+            pause = min(pause * 2, _MAX_LEASE_POLL)
         if self.stopping() or self._fetched_elsewhere(key, seen):
             # The holder finished between our decision and our lease.
             self.store.release_fetch_lease(key)
@@ -162,3 +163,22 @@ class FetchCoordinator:
     def _fetched_elsewhere(self, key: str, seen: PolicyRecord | None) -> bool:
         current = self.store.get(key)
         return current is not None and current != seen
+
+
+class _LeaseRenewal:
+    """Renews a fetch lease every third of its lifetime until cancelled (the fetch ended)."""
+
+    __slots__ = ("_key", "_store", "_timer", "_ttl")
+
+    def __init__(self, store: PolicyStore, key: str, ttl: float) -> None:
+        self._store = store
+        self._key = key
+        self._ttl = ttl
+        self._timer = Timer(ttl / 3, self._renew)
+
+    def _renew(self) -> None:
+        self._timer = Timer(self._ttl / 3, self._renew)
+        self._store.acquire_fetch_lease(self._key, self._ttl)
+
+    def cancel(self) -> None:
+        self._timer.cancel()

@@ -132,7 +132,6 @@ class GoogleRobotsTxtMiddleware:
             watch=self._close_watch.watch,
             idle=self._close_watch.unwatch,
         )
-        settings = crawler.settings
         self._room.fetches = FetchCoordinator(
             store=self._store,
             fetcher=RobotsFetcher(crawler, config),
@@ -143,8 +142,7 @@ class GoogleRobotsTxtMiddleware:
             stopping=self._stopping,
             engine_running=lambda: engine_is_running(crawler.engine),
             on_done=self._room.after_fetch,
-            lease_ttl=(settings.getfloat("DOWNLOAD_TIMEOUT", 180) + 10)
-            * (settings.getint("RETRY_TIMES", 2) + 1),
+            lease_ttl=config.fetch_lease_ttl,
         )
         # Read through the module so tests can pretend to be an older Scrapy.
         self._can_park = REQUEST_SCHEDULED_CAN_DROP

@@ -6,7 +6,8 @@ writer, ``busy_timeout`` makes a writer wait for the lock instead of failing,
 and every operation is one autocommitted statement, so there is no
 read-modify-write window in which an update could be lost. A put replaces the
 whole row (upsert); leases live in their own table and are taken with one
-conditional upsert.
+conditional upsert. A lease whose holder process no longer runs on this host is
+void (a crawl killed mid-fetch and resumed does not wait for its own old leases).
 
 A file that is not a usable database (corrupt, truncated, another format) is
 moved aside as ``<name>.corrupt-<timestamp>``, reported once (WARNING and
@@ -219,8 +220,15 @@ class SqlitePolicyStore:
 
     def acquire_fetch_lease(self, origin: str, ttl: float) -> bool:
         now = self._clock()
-        cursor = self._run(_ACQUIRE, (origin, self._holder, now + ttl, now))
-        return cursor.rowcount == 1
+        if self._run(_ACQUIRE, (origin, self._holder, now + ttl, now)).rowcount == 1:
+            return True
+        # The file lives on this host, so is its holder: a lease left by a
+        # process that is gone (a crawl killed mid-fetch, then resumed) is void.
+        row = self._run("SELECT holder FROM robotstxt_lease WHERE origin = ?", (origin,)).fetchone()
+        if row is None or _process_alive(row[0]):
+            return False
+        self._run("DELETE FROM robotstxt_lease WHERE origin = ? AND holder = ?", (origin, row[0]))
+        return self._run(_ACQUIRE, (origin, self._holder, now + ttl, now)).rowcount == 1
 
     def release_fetch_lease(self, origin: str) -> None:
         self._run(
@@ -229,3 +237,20 @@ class SqlitePolicyStore:
 
     def close(self) -> None:
         self._conn.close()
+
+
+def _process_alive(holder: str) -> bool:
+    """Whether the process named in a lease holder (``<pid>-<token>``) still runs here."""
+    try:
+        pid = int(holder.split("-", 1)[0])
+    except ValueError:
+        return True  # not ours to judge
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True

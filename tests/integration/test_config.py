@@ -26,6 +26,7 @@ def test_defaults_are_the_issue_defaults() -> None:
     assert config.unreachable_allow_after == 2_592_000
     assert config.unreachable_max_wait == 1_800
     assert (config.retry_delay, config.retry_max_delay) == (30, 600)
+    assert config.fetch_lease_ttl == 15  # issue 10: short, renewed while the fetch runs
 
 
 def test_every_default_is_listed() -> None:
@@ -38,6 +39,7 @@ def test_every_default_is_listed() -> None:
         "ROBOTSTXT_CACHE_MIN_TTL",
         "ROBOTSTXT_CACHE_MAX_TTL",
         "ROBOTSTXT_CACHE_SIZE",
+        "ROBOTSTXT_FETCH_LEASE_TTL",
         "ROBOTSTXT_UNREACHABLE",
         "ROBOTSTXT_UNREACHABLE_ALLOW_AFTER",
         "ROBOTSTXT_UNREACHABLE_MAX_WAIT",
