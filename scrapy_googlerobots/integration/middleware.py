@@ -99,14 +99,7 @@ class GoogleRobotsTxtMiddleware:
         self._clock: Callable[[], float] = clock or time.time
         self._store = build_store(crawler.settings, crawler.stats, clock=self._clock)
         self._store_get = self._store.get
-        timings = FetchTimings(
-            cache_ttl=config.cache_ttl,
-            cache_min_ttl=config.cache_min_ttl,
-            cache_max_ttl=config.cache_max_ttl,
-            retry_delay=config.retry_delay,
-            retry_max_delay=config.retry_max_delay,
-            max_size=config.max_size,
-        )
+        timings = _timings(config)
         self._reporter = Reporter(crawler, config, timings)
         self._rules = ParsedRulesCache(config.cache_size, config.max_size)
         self._rules_of = self._rules.rules_of
@@ -121,7 +114,16 @@ class GoogleRobotsTxtMiddleware:
             lambda: crawler.engine, self._shutdown, lambda: self._room.busy
         )
         self._stopping = self._close_watch.stopping
-        self._room = WaitingRoom(
+        self._room = self._waiting_room(timings)
+        self._connect_signals()
+        # With JOBDIR: parked requests (in neither scheduler nor downloader)
+        # are saved at close and handed back to the engine on resume.
+        self._journal = attach_parked_journal(crawler, self)
+
+    def _waiting_room(self, timings: FetchTimings) -> WaitingRoom:
+        """The waiting room, and the fetch coordinator it calls for fetches."""
+        crawler, config = self.crawler, self.config
+        room = WaitingRoom(
             config=config,
             store=self._store,
             rules=self._rules,
@@ -132,7 +134,7 @@ class GoogleRobotsTxtMiddleware:
             watch=self._close_watch.watch,
             idle=self._close_watch.unwatch,
         )
-        self._room.fetches = FetchCoordinator(
+        room.fetches = FetchCoordinator(
             store=self._store,
             fetcher=RobotsFetcher(crawler, config),
             reporter=self._reporter,
@@ -141,18 +143,19 @@ class GoogleRobotsTxtMiddleware:
             clock=self._clock,
             stopping=self._stopping,
             engine_running=lambda: engine_is_running(crawler.engine),
-            on_done=self._room.after_fetch,
+            on_done=room.after_fetch,
             lease_ttl=config.fetch_lease_ttl,
         )
+        return room
+
+    def _connect_signals(self) -> None:
+        manager = self.crawler.signals
         # Read through the module so tests can pretend to be an older Scrapy.
         self._can_park = REQUEST_SCHEDULED_CAN_DROP
         if self._can_park:
-            crawler.signals.connect(self._on_request_scheduled, signal=signals.request_scheduled)
-        crawler.signals.connect(self._on_spider_idle, signal=signals.spider_idle)
-        crawler.signals.connect(self._on_spider_closed, signal=signals.spider_closed)
-        # With JOBDIR: parked requests (in neither scheduler nor downloader)
-        # are saved at close and handed back to the engine on resume.
-        self._journal = attach_parked_journal(crawler, self)
+            manager.connect(self._on_request_scheduled, signal=signals.request_scheduled)
+        manager.connect(self._on_spider_idle, signal=signals.spider_idle)
+        manager.connect(self._on_spider_closed, signal=signals.spider_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -359,3 +362,14 @@ class GoogleRobotsTxtMiddleware:
             return
         request.meta[SCHEDULED_META] = True
         self._room.park(ref, request, record, now)
+
+
+def _timings(config: RobotsConfig) -> FetchTimings:
+    return FetchTimings(
+        cache_ttl=config.cache_ttl,
+        cache_min_ttl=config.cache_min_ttl,
+        cache_max_ttl=config.cache_max_ttl,
+        retry_delay=config.retry_delay,
+        retry_max_delay=config.retry_max_delay,
+        max_size=config.max_size,
+    )

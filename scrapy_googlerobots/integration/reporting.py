@@ -162,37 +162,11 @@ class Reporter:
         now: float,
     ) -> None:
         """Log and count one fetch's outcome (``waiting``: requests waiting for it)."""
-        extra = self._extra
         self.stats.inc_value(f"robotstxt/outcome/{result.outcome.value}")
         if result.outcome is not FetchOutcome.UNREACHABLE:
-            if previous is not None and previous.unreachable_since is not None:
-                logger.info(
-                    "robots.txt of %(origin)s is reachable again after %(outage).0f s "
-                    "(%(reason)s); %(waiting)d waiting requests released",
-                    {
-                        "origin": key,
-                        "outage": record.fetched_at - previous.unreachable_since,
-                        "reason": result.reason,
-                        "waiting": waiting,
-                    },
-                    extra=extra,
-                )
-            logger.debug(
-                "robots.txt of %(origin)s: %(reason)s%(via)s, %(what)s, fresh for %(ttl).0f s",
-                {
-                    "origin": key,
-                    "reason": result.reason,
-                    "via": f" via {result.redirects[-1]}" if result.redirects else "",
-                    "what": (
-                        f"{len(record.body or b'')} bytes of rules"
-                        if record.outcome is FetchOutcome.RULES
-                        else "no rules (everything allowed)"
-                    ),
-                    "ttl": record.expires_at - record.fetched_at,
-                },
-                extra=extra,
-            )
+            self._good_fetch(key, result, record, previous, waiting)
             return
+        extra = self._extra
         args = {
             "origin": key,
             "reason": result.reason,
@@ -218,6 +192,43 @@ class Reporter:
             )
             return
         self._unreachable(record, previous, args, now)
+
+    def _good_fetch(
+        self,
+        key: str,
+        result: FetchResult,
+        record: PolicyRecord,
+        previous: PolicyRecord | None,
+        waiting: int,
+    ) -> None:
+        extra = self._extra
+        if previous is not None and previous.unreachable_since is not None:
+            logger.info(
+                "robots.txt of %(origin)s is reachable again after %(outage).0f s "
+                "(%(reason)s); %(waiting)d waiting requests released",
+                {
+                    "origin": key,
+                    "outage": record.fetched_at - previous.unreachable_since,
+                    "reason": result.reason,
+                    "waiting": waiting,
+                },
+                extra=extra,
+            )
+        logger.debug(
+            "robots.txt of %(origin)s: %(reason)s%(via)s, %(what)s, fresh for %(ttl).0f s",
+            {
+                "origin": key,
+                "reason": result.reason,
+                "via": f" via {result.redirects[-1]}" if result.redirects else "",
+                "what": (
+                    f"{len(record.body or b'')} bytes of rules"
+                    if record.outcome is FetchOutcome.RULES
+                    else "no rules (everything allowed)"
+                ),
+                "ttl": record.expires_at - record.fetched_at,
+            },
+            extra=extra,
+        )
 
     def _unreachable(
         self,
