@@ -140,7 +140,10 @@ def run(workdir: Path, reactor: str) -> tuple[set[str], set[str], set[str]]:
     conftest = (workdir / "conftest.py").read_text(encoding="utf-8")
     # Before 2.13 Scrapy's conftest defines --reactor itself (its tox runs
     # without pytest-twisted); then pytest-twisted, our test extra, steps aside.
-    plugins = [] if "pluginmanager" in conftest else ["-p", "no:twisted"]
+    own_option = bool(re.search(r'addoption\(\s*"--reactor"', conftest)) and (
+        "hasplugin" not in conftest
+    )
+    plugins = ["-p", "no:twisted"] if own_option else []
     command = [
         sys.executable, "-m", "pytest", MODULE, "-p", "no:cacheprovider", "-q",
         f"--reactor={'asyncio' if reactor == 'asyncio' else 'default'}",
