@@ -36,6 +36,7 @@ DEFAULTS: dict[str, object] = {
     "ROBOTSTXT_RETRY_DELAY": 30.0,
     "ROBOTSTXT_RETRY_MAX_DELAY": 600.0,
     "ROBOTSTXT_FETCH_LEASE_TTL": 15.0,
+    "ROBOTSTXT_SUMMARY": True,
 }
 
 _MODES: tuple[UnreachableMode, ...] = ("defer", "disallow")
@@ -63,6 +64,8 @@ class RobotsConfig:
     retry_max_delay: float = 600.0
     fetch_lease_ttl: float = 15.0
     """Seconds a worker's claim to fetch an origin lasts unless renewed (shared stores)."""
+    summary: bool = True
+    """``ROBOTSTXT_SUMMARY``: log what robots.txt did when the spider closes."""
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsConfig:
@@ -96,6 +99,7 @@ class RobotsConfig:
             retry_delay=reader.seconds("ROBOTSTXT_RETRY_DELAY", positive=True),
             retry_max_delay=reader.seconds("ROBOTSTXT_RETRY_MAX_DELAY", positive=True),
             fetch_lease_ttl=reader.seconds("ROBOTSTXT_FETCH_LEASE_TTL", positive=True),
+            summary=settings.getbool("ROBOTSTXT_SUMMARY", True),
         )
         config._check_consistency()
         return config

@@ -58,6 +58,7 @@ from scrapy_googlerobots.integration.scrapy_compat import (
     REQUEST_SCHEDULED_CAN_DROP,
     engine_is_running,
 )
+from scrapy_googlerobots.integration.summary import CrawlSummary
 from scrapy_googlerobots.integration.waiting_room import WaitingRoom, disallow_message
 from scrapy_googlerobots.policy.canonical import canonicalize_url
 from scrapy_googlerobots.policy.decision import Action, is_the_copy_waited_for
@@ -218,9 +219,10 @@ class GoogleRobotsTxtMiddleware:
             token = self._fixed_token
             if token is None:
                 token = self._agents.of(request)
-            if rules.allowed(canonicalize_url(url), token):
+            canonical = canonicalize_url(url)
+            if rules.allowed(canonical, token):
                 return None
-            raise self._reporter.forbidden(request)
+            raise self._reporter.forbidden(request, rules, canonical, token, ref.origin.robots_url)
         return self._check_slow(request, ref, record)
 
     def _origin_ref(self, url: str) -> OriginRef | None:
@@ -248,8 +250,11 @@ class GoogleRobotsTxtMiddleware:
         token = self._fixed_token
         if token is None:
             token = self._agents.of(request)
-        if not rules.allowed(canonicalize_url(request.url), token):
-            raise self._reporter.forbidden(request)
+        canonical = canonicalize_url(request.url)
+        if not rules.allowed(canonical, token):
+            ref = self._origin_ref(request.url)
+            robots = ref.origin.robots_url if ref is not None else request.url
+            raise self._reporter.forbidden(request, rules, canonical, token, robots)
 
     def _check_slow(
         self, request: Request, ref: OriginRef, record: PolicyRecord | None
@@ -326,10 +331,17 @@ class GoogleRobotsTxtMiddleware:
 
     def _on_spider_closed(self, **_: Any) -> None:
         self._close_watch.close()
+        if self.config.summary:
+            self._reporter.crawl_summary()
         waiting = len(self._room.parked_requests())
         if waiting:
             self._reporter.waiting_at_close(waiting)
         self._store.close()
+
+    @property
+    def summary(self) -> CrawlSummary:
+        """What robots.txt did so far: origins and their answers, forbidden requests by rule."""
+        return self._reporter.summary
 
     # -- for persistence (JOBDIR) ---------------------------------------------
 

@@ -16,6 +16,7 @@ from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.log import failure_to_exc_info
 from twisted.python.failure import Failure
 
+from scrapy_googlerobots.integration.summary import CrawlSummary
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ class Reporter:
         self.config = config
         self.timings = timings
         self.stats = crawler.stats
+        self.summary = CrawlSummary()
 
     @property
     def _extra(self) -> dict[str, Any]:
@@ -51,13 +53,35 @@ class Reporter:
 
     # -- per request ----------------------------------------------------------
 
-    def forbidden(self, request: Request) -> IgnoreRequest:
-        """Count and log a request robots.txt disallows; the exception to raise for it."""
+    def forbidden(
+        self, request: Request, rules: RobotsTxt, url: str, token: str, robots_url: str
+    ) -> IgnoreRequest:
+        """Count and log a request robots.txt disallows, naming the deciding line.
+
+        ``url`` is the canonical URL the rules were asked about, ``token`` the
+        product token. Returns the exception to raise (its message is Scrapy's).
+        """
+        verdict = rules.explain(url, token)
+        rule = verdict.rule or ""
+        self.summary.forbidden(robots_url, verdict.line, rule)
         logger.debug(
-            "Forbidden by robots.txt: %(request)s", {"request": request}, extra=self._extra
+            "Forbidden by robots.txt: %(request)s (%(robots)s line %(line)d: "
+            '"Disallow: %(rule)s", product token "%(token)s")',
+            {
+                "request": request,
+                "robots": robots_url,
+                "line": verdict.line,
+                "rule": rule,
+                "token": token,
+            },
+            extra=self._extra,
         )
         self.stats.inc_value("robotstxt/forbidden")
         return IgnoreRequest(FORBIDDEN_MESSAGE)
+
+    def crawl_summary(self) -> None:
+        """Log the end-of-crawl INFO block."""
+        logger.info(self.summary.render(self.stats.get_stats()), extra=self._extra)
 
     def not_checked(self, url: str, problem: Exception) -> None:
         logger.debug("Not checking %s against robots.txt: %s", url, problem, extra=self._extra)
@@ -163,6 +187,7 @@ class Reporter:
     ) -> None:
         """Log and count one fetch's outcome (``waiting``: requests waiting for it)."""
         self.stats.inc_value(f"robotstxt/outcome/{result.outcome.value}")
+        self.summary.fetched(key, result)
         if result.outcome is not FetchOutcome.UNREACHABLE:
             self._good_fetch(key, result, record, previous, waiting)
             return

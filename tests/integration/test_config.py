@@ -40,6 +40,7 @@ def test_every_default_is_listed() -> None:
         "ROBOTSTXT_CACHE_MAX_TTL",
         "ROBOTSTXT_CACHE_SIZE",
         "ROBOTSTXT_FETCH_LEASE_TTL",
+        "ROBOTSTXT_SUMMARY",
         "ROBOTSTXT_UNREACHABLE",
         "ROBOTSTXT_UNREACHABLE_ALLOW_AFTER",
         "ROBOTSTXT_UNREACHABLE_MAX_WAIT",

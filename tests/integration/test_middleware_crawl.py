@@ -19,7 +19,13 @@ import pytest_twisted
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
 
-from middleware_support import CAN_PARK, robots_settings, robots_stats, spider_with_signals
+from middleware_support import (
+    CAN_PARK,
+    our_middleware,
+    robots_settings,
+    robots_stats,
+    spider_with_signals,
+)
 from servers import UNRESOLVABLE_HOST, FtpServer, RefusedPort, Reply, Site, gzip_bytes, run_crawl
 
 MODULE = "scrapy_googlerobots"
@@ -92,7 +98,8 @@ async def test_one_crawl_many_verdicts_and_forbidden_log(site: Site) -> None:
     assert stats["robotstxt/response_status_count/200"] == 1
     assert stats["robotstxt/outcome/rules"] == 1
     debug = result.messages(logging.DEBUG, logger=MODULE)
-    assert f"Forbidden by robots.txt: <GET {site.url('/page')}>" in debug
+    # Scrapy's line, then (issue 12) the deciding line and the product token.
+    assert any(m.startswith(f"Forbidden by robots.txt: <GET {site.url('/page')}> (") for m in debug)
 
 
 @pytest_twisted.ensureDeferred
@@ -640,3 +647,67 @@ async def test_size_handlers_listen_only_while_a_robots_txt_download_runs(site: 
     result = await run_crawl(robots_settings(), urls, spider_cls=spider, timeout=30)
     assert sorted(result.downloaded) == urls
     assert listening == {"robots.txt": True, "a": False, "b": False}
+
+
+@pytest_twisted.ensureDeferred
+async def test_forbidden_line_names_the_deciding_rule_and_the_summary_counts_it(
+    make_site: Callable[..., Site],
+) -> None:
+    # Issue 12: every decision traceable; one INFO block at the end of the crawl.
+    rules, missing, down = make_site(), make_site(), make_site()
+    rules.script(
+        "/robots.txt",
+        Reply(
+            200,
+            b"User-agent: *\nAllow: /\n\nUser-agent: mybot\nDisallow: /private/\nDisallow: /tmp\n",
+        ),
+    )
+    missing.script("/robots.txt", Reply(404))
+    down.script("/robots.txt", Reply(503))
+    urls = [
+        *(rules.url(f"/private/{n}") for n in range(3)),
+        rules.url("/tmp/x"),
+        rules.url("/open"),
+        missing.url("/private/y"),
+        down.url("/z"),
+    ]
+    settings = robots_settings(
+        ROBOTSTXT_USER_AGENT="MyBot/1.0", ROBOTSTXT_UNREACHABLE="disallow", RETRY_ENABLED=False
+    )
+    result = await run_crawl(settings, urls, timeout=30)
+    assert sorted(result.downloaded) == sorted([rules.url("/open"), missing.url("/private/y")])
+    assert all(
+        failure.value.args == ("Forbidden by robots.txt",)
+        for url in urls[:4]
+        for failure in result.failed(url)
+    )
+    forbidden = [
+        m for m in result.messages(logging.DEBUG) if m.startswith("Forbidden by robots.txt")
+    ]
+    robots = rules.url("/robots.txt")
+    expected = f'({robots} line 5: "Disallow: /private/", product token "MyBot")'
+    assert f"<GET {rules.url('/private/0')}> {expected}" in "\n".join(forbidden)
+    [block] = [m for m in result.messages(logging.INFO) if m.startswith("robots.txt summary:")]
+    lines = block.splitlines()
+    assert (
+        lines[0] == "robots.txt summary: 3 origins checked (1 2xx, 1 allow-all 4xx, 1 unreachable)"
+    )
+    assert lines[1] == "  requests: 4 forbidden, 0 deferred, 0 released, 1 dropped"
+    assert lines[3].split() == [
+        "3",
+        rules.url("/robots.txt"),
+        "line",
+        "5:",
+        "Disallow:",
+        "/private/",
+    ]
+    assert lines[4].split() == ["1", rules.url("/robots.txt"), "line", "6:", "Disallow:", "/tmp"]
+    summary = our_middleware(result.crawler).summary
+    assert summary.answers[f"http://127.0.0.1:{down.port}"] == "unreachable"
+
+
+@pytest_twisted.ensureDeferred
+async def test_robotstxt_summary_false_logs_no_block(site: Site) -> None:
+    site.script("/robots.txt", Reply(200, b"User-agent: *\nDisallow: /x\n"))
+    result = await run_crawl(robots_settings(ROBOTSTXT_SUMMARY=False), [site.url("/x")])
+    assert not [m for m in result.messages(logging.INFO) if m.startswith("robots.txt summary:")]

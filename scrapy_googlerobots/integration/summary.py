@@ -1,0 +1,83 @@
+"""What robots.txt did in one crawl, counted as it happens, for the end-of-crawl INFO block."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
+
+if TYPE_CHECKING:
+    from scrapy_googlerobots.integration.fetcher import FetchResult
+
+__all__ = ["MAX_COUNTED_RULES", "CrawlSummary", "ForbiddingRule"]
+
+MAX_COUNTED_RULES = 100_000
+"""Distinct (robots.txt, line) rules counted; later new ones are not (memory stays bounded)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ForbiddingRule:
+    """A robots.txt rule that forbade requests: where it is, what it says."""
+
+    robots_url: str
+    line: int
+    rule: str
+
+
+@dataclass
+class CrawlSummary:
+    """Origins checked and how their robots.txt answered; requests forbidden, by rule."""
+
+    answers: dict[str, str] = field(default_factory=dict)
+    """Origin -> how its robots.txt last answered (see :meth:`answer_of`)."""
+    forbidden_by: Counter[ForbiddingRule] = field(default_factory=Counter)
+    """Requests forbidden, per deciding rule (at most :data:`MAX_COUNTED_RULES` rules)."""
+
+    @staticmethod
+    def answer_of(result: FetchResult) -> str:
+        """``"2xx"``, ``"allow-all 4xx"``, ``"unreachable"``, ``"too big"`` or ``"redirected"``."""
+        if result.outcome is FetchOutcome.UNREACHABLE:
+            return "unreachable"
+        if result.truncated:
+            return "too big"
+        if result.redirects:
+            return "redirected"
+        if result.outcome is FetchOutcome.RULES:
+            return "2xx"
+        return "allow-all 4xx"
+
+    def fetched(self, origin: str, result: FetchResult) -> None:
+        self.answers[origin] = self.answer_of(result)
+
+    def forbidden(self, robots_url: str, line: int, rule: str) -> None:
+        key = ForbiddingRule(robots_url, line, rule)
+        if key in self.forbidden_by or len(self.forbidden_by) < MAX_COUNTED_RULES:
+            self.forbidden_by[key] += 1
+
+    def top_rules(self, count: int = 10) -> list[tuple[ForbiddingRule, int]]:
+        """The ``count`` rules that forbade the most requests."""
+        return self.forbidden_by.most_common(count)
+
+    def render(self, stats: dict[str, object]) -> str:
+        """The INFO block: a few lines, whatever the number of origins."""
+        by_answer = Counter(self.answers.values())
+        answers = ", ".join(f"{n} {answer}" for answer, n in by_answer.most_common())
+
+        def stat(name: str) -> object:
+            return stats.get(f"robotstxt/{name}", 0)
+
+        lines = [
+            f"robots.txt summary: {len(self.answers)} origins checked ({answers or 'none'})",
+            f"  requests: {stat('forbidden')} forbidden, {stat('unreachable/deferred')} deferred, "
+            f"{stat('unreachable/released')} released, {stat('unreachable/dropped')} dropped",
+        ]
+        top = self.top_rules()
+        if top:
+            lines.append("  rules that forbade the most requests:")
+            lines += [
+                f"    {count:>6}  {rule.robots_url} line {rule.line}: Disallow: {rule.rule}"
+                for rule, count in top
+            ]
+        return "\n".join(lines)
