@@ -220,9 +220,10 @@ class GoogleRobotsTxtMiddleware:
             if token is None:
                 token = self._agents.of(request)
             canonical = canonicalize_url(url)
-            if rules.allowed(canonical, token):
+            line = rules.deciding_line(canonical, token)
+            if line >= 0:
                 return None
-            raise self._reporter.forbidden(request, rules, canonical, token, ref.origin.robots_url)
+            raise self._reporter.forbidden(request, rules, canonical, token, ref, -line)
         return self._check_slow(request, ref, record)
 
     def _origin_ref(self, url: str) -> OriginRef | None:
@@ -251,10 +252,11 @@ class GoogleRobotsTxtMiddleware:
         if token is None:
             token = self._agents.of(request)
         canonical = canonicalize_url(request.url)
-        if not rules.allowed(canonical, token):
+        line = rules.deciding_line(canonical, token)
+        if line < 0:
             ref = self._origin_ref(request.url)
-            robots = ref.origin.robots_url if ref is not None else request.url
-            raise self._reporter.forbidden(request, rules, canonical, token, robots)
+            assert ref is not None, "only requests with an origin are judged"
+            raise self._reporter.forbidden(request, rules, canonical, token, ref, -line)
 
     def _check_slow(
         self, request: Request, ref: OriginRef, record: PolicyRecord | None

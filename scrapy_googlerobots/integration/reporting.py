@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from scrapy_googlerobots.integration.config import RobotsConfig
     from scrapy_googlerobots.integration.fetcher import FetchResult
+    from scrapy_googlerobots.integration.origin_state import OriginRef
     from scrapy_googlerobots.policy.record import FetchTimings, PolicyRecord
     from scrapy_googlerobots.robotstxt import RobotsTxt
 
@@ -54,29 +55,42 @@ class Reporter:
     # -- per request ----------------------------------------------------------
 
     def forbidden(
-        self, request: Request, rules: RobotsTxt, url: str, token: str, robots_url: str
+        self,
+        request: Request,
+        rules: RobotsTxt,
+        url: str,
+        token: str,
+        origin: OriginRef,
+        line: int,
     ) -> IgnoreRequest:
-        """Count and log a request robots.txt disallows, naming the deciding line.
+        """Count and log a request robots.txt disallows (``line`` decided), naming the rule.
 
         ``url`` is the canonical URL the rules were asked about, ``token`` the
         product token. Returns the exception to raise (its message is Scrapy's).
         """
-        verdict = rules.explain(url, token)
-        rule = verdict.rule or ""
-        self.summary.forbidden(robots_url, verdict.line, rule)
-        logger.debug(
-            "Forbidden by robots.txt: %(request)s (%(robots)s line %(line)d: "
-            '"Disallow: %(rule)s", product token "%(token)s")',
-            {
-                "request": request,
-                "robots": robots_url,
-                "line": verdict.line,
-                "rule": rule,
-                "token": token,
-            },
-            extra=self._extra,
-        )
         self.stats.inc_value("robotstxt/forbidden")
+        key = (origin.key, line)
+        if not self.summary.count_forbidden(key):
+            # A rule not seen yet (or a debug log to write): look up its text once.
+            self.summary.name_rule(key, origin.origin.robots_url, rules.explain(url, token).rule)
+        if logger.isEnabledFor(logging.DEBUG):
+            named = self.summary.rules.get(key)
+            robots_url, rule = named or (
+                origin.origin.robots_url,
+                rules.explain(url, token).rule or "",
+            )
+            logger.debug(
+                "Forbidden by robots.txt: %(request)s (%(robots)s line %(line)d: "
+                '"Disallow: %(rule)s", product token "%(token)s")',
+                {
+                    "request": request,
+                    "robots": robots_url,
+                    "line": line,
+                    "rule": rule,
+                    "token": token,
+                },
+                extra=self._extra,
+            )
         return IgnoreRequest(FORBIDDEN_MESSAGE)
 
     def crawl_summary(self) -> None:

@@ -32,8 +32,10 @@ class CrawlSummary:
 
     answers: dict[str, str] = field(default_factory=dict)
     """Origin -> how its robots.txt last answered (see :meth:`answer_of`)."""
-    forbidden_by: Counter[ForbiddingRule] = field(default_factory=Counter)
-    """Requests forbidden, per deciding rule (at most :data:`MAX_COUNTED_RULES` rules)."""
+    forbidden_by: Counter[tuple[str, int]] = field(default_factory=Counter)
+    """Requests forbidden, per (origin, line) (at most :data:`MAX_COUNTED_RULES` of them)."""
+    rules: dict[tuple[str, int], tuple[str, str]] = field(default_factory=dict)
+    """(origin, line) -> (robots.txt URL, rule as written), for the rules counted."""
 
     @staticmethod
     def answer_of(result: FetchResult) -> str:
@@ -51,14 +53,27 @@ class CrawlSummary:
     def fetched(self, origin: str, result: FetchResult) -> None:
         self.answers[origin] = self.answer_of(result)
 
-    def forbidden(self, robots_url: str, line: int, rule: str) -> None:
-        key = ForbiddingRule(robots_url, line, rule)
-        if key in self.forbidden_by or len(self.forbidden_by) < MAX_COUNTED_RULES:
-            self.forbidden_by[key] += 1
+    def count_forbidden(self, key: tuple[str, int]) -> bool:
+        """Count one request forbidden by ``key``'s rule; False when the rule is not named yet."""
+        counts = self.forbidden_by
+        if key in counts:
+            counts[key] += 1
+            return True
+        if len(counts) < MAX_COUNTED_RULES:
+            counts[key] = 1
+        return False
+
+    def name_rule(self, key: tuple[str, int], robots_url: str, rule: str | None) -> None:
+        if key in self.forbidden_by:
+            self.rules[key] = (robots_url, rule or "")
 
     def top_rules(self, count: int = 10) -> list[tuple[ForbiddingRule, int]]:
         """The ``count`` rules that forbade the most requests."""
-        return self.forbidden_by.most_common(count)
+        top = []
+        for key, n in self.forbidden_by.most_common(count):
+            robots_url, rule = self.rules.get(key, (f"{key[0]}/robots.txt", "?"))
+            top.append((ForbiddingRule(robots_url, key[1], rule), n))
+        return top
 
     def render(self, stats: dict[str, object]) -> str:
         """The INFO block: a few lines, whatever the number of origins."""

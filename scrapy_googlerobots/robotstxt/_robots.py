@@ -158,6 +158,28 @@ class RobotsTxt:
             policy = self._policy(user_agent)
         if not policy.lines:
             return True  # no rule applies: nothing to look at
+        rank = self._rank(policy, url)
+        return rank == NO_MATCH or policy.lines[rank] > 0
+
+    def deciding_line(self, url: str, user_agent: UserAgent) -> int:
+        """:meth:`allowed` with the deciding line: the line of the rule that decided,
+        negative when it disallows (so ``>= 0`` means allowed), 0 when none matched."""
+        try:
+            policy = self._policies[user_agent]
+        except (KeyError, TypeError):
+            policy = self._policy(user_agent)
+        if not policy.lines:
+            return 0
+        rank = self._rank(policy, url)
+        return 0 if rank == NO_MATCH else policy.lines[rank]
+
+    def explain(self, url: str, user_agent: UserAgent) -> Verdict:
+        """The verdict for ``url`` with the line and rule that decided it."""
+        policy = self._policy(user_agent)
+        return policy.verdict(self._rank(policy, url))
+
+    def _rank(self, policy: _Policy, url: str) -> int:
+        """The rank of the rule deciding ``url`` in ``policy`` (or NO_MATCH)."""
         # The hot path: a URL on the origin of the last one (see _path), in
         # plain ASCII, without fragment or NUL: its path is what follows the
         # authority. Anything else takes the general way.
@@ -169,15 +191,8 @@ class RobotsTxt:
             and "#" not in url
             and "\0" not in url
         ):
-            rank = policy.first_match(url[len(authority) :].encode())
-        else:
-            rank = policy.first_match(self._path(url))
-        return rank == NO_MATCH or policy.lines[rank] > 0
-
-    def explain(self, url: str, user_agent: UserAgent) -> Verdict:
-        """The verdict for ``url`` with the line and rule that decided it."""
-        policy = self._policy(user_agent)
-        return policy.verdict(policy.first_match(self._path(url)))
+            return policy.first_match(url[len(authority) :].encode())
+        return policy.first_match(self._path(url))
 
     def _path(self, url: str) -> bytes:
         """``path_params_query`` of the URL's UTF-8 bytes.
