@@ -100,10 +100,11 @@ class Reporter:
     def not_checked(self, url: str, problem: Exception) -> None:
         logger.debug("Not checking %s against robots.txt: %s", url, problem, extra=self._extra)
 
-    def dropped(self, request: Request, reason: str) -> IgnoreRequest:
+    def dropped(self, request: Request, reason: str, level: int = logging.INFO) -> IgnoreRequest:
         """Count and log a request dropped because robots.txt is unreachable; the exception."""
         self.stats.inc_value("robotstxt/unreachable/dropped")
-        logger.info(
+        logger.log(
+            level,
             "Dropped %(request)s: %(reason)s",
             {"request": request, "reason": reason},
             extra=self._extra,
@@ -126,17 +127,13 @@ class Reporter:
 
     def errback_dropped(self, request: Request, reason: str) -> None:
         """Drop a parked request outside Scrapy's flow (spider closing): count, errback once."""
-        self.stats.inc_value("robotstxt/unreachable/dropped")
-        logger.debug(
-            "Dropped %(request)s: %(reason)s",
-            {"request": request, "reason": reason},
-            extra=self._extra,
-        )
+        # DEBUG: the close logs one INFO line with the total instead.
+        ignored = self.dropped(request, reason, logging.DEBUG)
         errback = request.errback
         if errback is None:
             return
         try:
-            failure = Failure(IgnoreRequest(reason))  # type: ignore[no-untyped-call]
+            failure = Failure(ignored)  # type: ignore[no-untyped-call]
             failure.request = request  # type: ignore[attr-defined]  # as Scrapy sets it
             output = errback(failure)
             if inspect.iscoroutine(output):

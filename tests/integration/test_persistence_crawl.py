@@ -28,13 +28,13 @@ from scrapy.crawler import Crawler
 from scrapy.http import Response
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.defer import deferred_from_coro
-from twisted.internet import defer, protocol
 
 from scrapy_googlerobots import GoogleRobotsTxtMiddleware
 from scrapy_googlerobots.integration.journal import ParkedJournal
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.stores.sqlite import SqlitePolicyStore
 
+from processes import ScriptProcess
 from redis_server import RedisServer, redis_server, require_redis
 from servers import RecordingSpider, Reply, Site, run_crawl
 from store_support import Stats
@@ -44,7 +44,6 @@ __all__ = ["redis_server"]  # the fixture, imported for the tests below
 ROBOTS = b"User-agent: *\nDisallow: /private\n"
 DAY = 86_400.0
 HERE = Path(__file__).resolve()
-SUPPORT = HERE.parents[1] / "support"
 CLUSTER = HERE.parents[2] / "example_project" / "cluster"
 
 
@@ -288,39 +287,6 @@ async def test_redis_killed_mid_crawl(
 # -- Redis, several processes --------------------------------------------------
 
 
-class Worker(protocol.ProcessProtocol):
-    """This file run as a crawl worker in a subprocess; ``ended`` fires with its report."""
-
-    def __init__(self, config: dict[str, Any]) -> None:
-        self.out = bytearray()
-        self.err = bytearray()
-        self.ended: defer.Deferred[dict[str, Any]] = defer.Deferred()
-        from twisted.internet import reactor
-
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SCRAPY_")}
-        # The worker imports the shared test helpers, as pytest does (setup.cfg pythonpath).
-        env["PYTHONPATH"] = os.pathsep.join([str(SUPPORT), env.get("PYTHONPATH", "")])
-        self.transport_ = reactor.spawnProcess(  # type: ignore[attr-defined]
-            self, sys.executable, [sys.executable, str(HERE), json.dumps(config)], env=env
-        )
-
-    def outReceived(self, data: bytes) -> None:
-        self.out += data
-
-    def errReceived(self, data: bytes) -> None:
-        self.err += data
-
-    def kill(self) -> None:
-        self.transport_.signalProcess("KILL")
-
-    def processEnded(self, reason: Any) -> None:
-        lines = self.out.decode().strip().splitlines()
-        report = json.loads(lines[-1]) if lines else {}
-        report["exit"] = reason.value.exitCode
-        report["stderr"] = self.err.decode(errors="replace")[-3000:]
-        self.ended.callback(report)
-
-
 def worker_config(redis: RedisServer, urls: list[str], **extra: Any) -> dict[str, Any]:
     return {
         "urls": urls,
@@ -355,7 +321,7 @@ async def test_two_processes_share_one_fetch_per_origin(
     redis_server: RedisServer, fifty_sites: list[Site]
 ) -> None:
     urls = [u for site in fifty_sites for u in (site.url("/a"), site.url("/private/x"))]
-    workers = [Worker(worker_config(redis_server, urls)) for _ in range(2)]
+    workers = [ScriptProcess(HERE, worker_config(redis_server, urls)) for _ in range(2)]
     reports = [await w.ended.addTimeout(90, _reactor()) for w in workers]
     for report in reports:
         assert report["exit"] == 0, report["stderr"]
@@ -376,12 +342,12 @@ async def test_dead_lease_holder_is_replaced_after_lease_expiry(
     urls = [site.url("/a"), site.url("/private/x")]
     # Lease TTL = (DOWNLOAD_TIMEOUT + 10) * (RETRY_TIMES + 1) = 11 s.
     config = worker_config(redis_server, urls, DOWNLOAD_TIMEOUT=1)
-    holder = Worker(config)
+    holder = ScriptProcess(HERE, config)
     await site.wait_for_hits("/robots.txt", 1, timeout=60)
     holder.kill()
     await holder.ended.addTimeout(30, _reactor())
     killed_at = time.monotonic()
-    successor = await Worker(config).ended.addTimeout(90, _reactor())
+    successor = await ScriptProcess(HERE, config).ended.addTimeout(90, _reactor())
     assert successor["exit"] == 0, successor["stderr"]
     assert site.hits("/robots.txt") == 2
     assert successor["downloaded"] == [site.url("/a")]
@@ -401,7 +367,7 @@ async def test_cluster_shares_the_backoff_of_an_unreachable_origin(
     site.script("/robots.txt", Reply(503), Reply(503), Reply(200, ROBOTS))
     urls = [site.url("/a"), site.url("/private/x")]
     config = worker_config(redis_server, urls, ROBOTSTXT_RETRY_DELAY=2, ROBOTSTXT_RETRY_MAX_DELAY=2)
-    workers = [Worker(config) for _ in range(2)]
+    workers = [ScriptProcess(HERE, config) for _ in range(2)]
     reports = [await w.ended.addTimeout(90, _reactor()) for w in workers]
     for report in reports:
         assert report["exit"] == 0, report["stderr"]

@@ -10,7 +10,6 @@ in flight and every origin is in backoff with requests waiting.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -18,49 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest_twisted
-from twisted.internet import defer, protocol
 
+from processes import ScriptProcess
 from servers import Reply, Site
 
 HERE = Path(__file__).resolve()
-SUPPORT = HERE.parents[1] / "support"
 ORIGINS = 50
 PAGES_PER_ORIGIN = 4
 SLOWEST_ROBOTS = 1.0  # seconds: the longest a robots.txt download takes here
-
-
-class CrawlProcess(protocol.ProcessProtocol):
-    """This file run as a crawler process; ``ended`` fires with its JSON report."""
-
-    def __init__(self, config: dict[str, Any]) -> None:
-        self.out = bytearray()
-        self.err = bytearray()
-        self.ended: defer.Deferred[dict[str, Any]] = defer.Deferred()
-        from twisted.internet import reactor
-
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SCRAPY_")}
-        # The worker imports the shared test helpers, as pytest does (setup.cfg pythonpath).
-        env["PYTHONPATH"] = os.pathsep.join([str(SUPPORT), env.get("PYTHONPATH", "")])
-        self.transport_ = reactor.spawnProcess(  # type: ignore[attr-defined]
-            self, sys.executable, [sys.executable, str(HERE), json.dumps(config)], env=env
-        )
-
-    def outReceived(self, data: bytes) -> None:
-        self.out += data
-
-    def errReceived(self, data: bytes) -> None:
-        self.err += data
-
-    def interrupt(self) -> None:
-        self.transport_.signalProcess("INT")
-
-    def processEnded(self, reason: Any) -> None:
-        lines = self.out.decode().strip().splitlines()
-        report = json.loads(lines[-1]) if lines else {}
-        report["ended_at"] = time.monotonic()
-        report["exit"] = reason.value.exitCode
-        report["stderr"] = self.err.decode(errors="replace")[-4000:]
-        self.ended.callback(report)
 
 
 @pytest_twisted.ensureDeferred
@@ -71,7 +35,8 @@ async def test_sigint_stops_a_crawl_with_every_origin_in_backoff(
     for index, site in enumerate(sites):
         site.script("/robots.txt", Reply(503, delay=SLOWEST_ROBOTS * (index % 10) / 10))
     urls = [site.url(f"/page/{n}") for site in sites for n in range(PAGES_PER_ORIGIN)]
-    crawl = CrawlProcess(
+    crawl = ScriptProcess(
+        HERE,
         {
             "urls": urls,
             "settings": {
@@ -93,7 +58,7 @@ async def test_sigint_stops_a_crawl_with_every_origin_in_backoff(
                 "TELNETCONSOLE_ENABLED": False,
                 "LOG_LEVEL": "INFO",
             },
-        }
+        },
     )
     # Every origin has been tried twice: all are in backoff, all requests wait.
     for site in sites:
