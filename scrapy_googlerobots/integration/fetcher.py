@@ -25,7 +25,6 @@ What it adds:
 from __future__ import annotations
 
 import logging
-import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
@@ -35,6 +34,7 @@ from scrapy.exceptions import IgnoreRequest, StopDownload
 from scrapy.http.request import NO_CALLBACK
 from w3lib.url import safe_url_string
 
+from scrapy_googlerobots.integration.body_limit import BodyLimit, decode_body
 from scrapy_googlerobots.integration.scrapy_compat import engine_download
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome, is_redirect, outcome_for_status
 from scrapy_googlerobots.policy.origin import origin_of
@@ -53,7 +53,7 @@ __all__ = ["LIMIT_META", "ORIGIN_META", "FetchResult", "RobotsFetcher"]
 logger = logging.getLogger(__name__)
 
 LIMIT_META = "_robotstxt_limit"
-"""Meta key of a robots.txt request: its :class:`_BodyLimit` (internal)."""
+"""Meta key of a robots.txt request: its :class:`BodyLimit` (internal)."""
 ORIGIN_META = "robotstxt_origin"
 """Meta key of a robots.txt request: the origin (``scheme://host:port``) it is fetched for."""
 
@@ -61,8 +61,6 @@ ORIGIN_META = "robotstxt_origin"
 DOWNLOAD_PRIORITY = 1000
 
 _ACCEPT_ENCODING = b"gzip, deflate"
-_GZIP = frozenset({b"gzip", b"x-gzip"})
-_DEFLATE = frozenset({b"deflate"})
 
 
 @dataclass
@@ -161,7 +159,7 @@ class RobotsFetcher:
             # robots.txt (announced in Content-Length) before that.
             "download_maxsize": 0,
             "download_warnsize": 0,
-            LIMIT_META: _BodyLimit(self.config.max_size),
+            LIMIT_META: BodyLimit(self.config.max_size),
             ORIGIN_META: origin.key,
         }
         return Request(
@@ -209,10 +207,10 @@ class RobotsFetcher:
         else:
             # Cached responses never streamed through our handlers; a body
             # still encoded (HttpCompressionMiddleware off) is inflated here.
-            body = _decode(response, self.config.max_size, limit)
+            body = decode_body(response, self.config.max_size, limit)
         return self._from_response(response, body, limit)
 
-    def _from_response(self, response: Response, body: bytes, limit: _BodyLimit) -> FetchResult:
+    def _from_response(self, response: Response, body: bytes, limit: BodyLimit) -> FetchResult:
         self._stats.inc_value("robotstxt/response_count")
         self._stats.inc_value(f"robotstxt/response_status_count/{response.status}")
         outcome = outcome_for_status(response.status)
@@ -286,132 +284,3 @@ class Download:
     url: str
     request: Request
     response: Awaitable[Response]
-
-
-class _BodyLimit:
-    """Counts one robots.txt download as it arrives and says when to stop it.
-
-    Shared by the retries of one request (RetryMiddleware copies meta), so
-    :meth:`start` resets it at each response's headers.
-    """
-
-    __slots__ = ("decoded", "inflater", "max_size", "raw", "started", "truncated", "unsupported")
-
-    def __init__(self, max_size: int) -> None:
-        self.max_size = max_size
-        self.started = False
-        self.raw = 0
-        self.inflater: _Inflater | None = None
-        self.decoded = bytearray()
-        self.truncated = False
-        self.unsupported: str | None = None
-
-    def start(self, headers: Headers) -> StopDownload | None:
-        self.started = True
-        self.raw = 0
-        self.decoded = bytearray()
-        self.truncated = False
-        self.unsupported = None
-        encodings = _content_encodings(headers)
-        self.inflater = None
-        if not encodings:
-            return None
-        if len(encodings) == 1 and encodings[0] in _GZIP | _DEFLATE:
-            self.inflater = _Inflater(gzip=encodings[0] in _GZIP)
-            return None
-        self.unsupported = b", ".join(encodings).decode("latin-1")
-        return StopDownload(fail=True)
-
-    def feed(self, data: bytes) -> StopDownload | None:
-        self.raw += len(data)
-        inflater = self.inflater
-        if inflater is None:
-            # Stop on the first byte past the limit: a body of exactly
-            # max_size bytes is complete, anything more is truncated.
-            if self.raw > self.max_size:
-                self.truncated = True
-                return StopDownload(fail=False)
-            return None
-        # One byte more than there is room for tells "there is more".
-        self.decoded += inflater.feed(data, self.max_size - len(self.decoded) + 1)
-        if inflater.corrupt:
-            # Corrupt from here on: keep what inflated cleanly.
-            return StopDownload(fail=True)
-        if len(self.decoded) > self.max_size:
-            del self.decoded[self.max_size :]
-            self.truncated = True
-            return StopDownload(fail=True)
-        if self.raw > 2 * self.max_size + 65_536:
-            # Compressed data that inflates to (almost) nothing: not robots.txt.
-            self.truncated = True
-            return StopDownload(fail=True)
-        return None
-
-    def body(self) -> bytes:
-        if self.unsupported is not None:
-            return b""
-        return bytes(self.decoded)
-
-
-def _content_encodings(headers: Headers) -> list[bytes]:
-    values = headers.getlist(b"Content-Encoding") if headers else []
-    encodings = [
-        part.strip().lower() for value in values for part in value.split(b",") if part.strip()
-    ]
-    return [encoding for encoding in encodings if encoding != b"identity"]
-
-
-def _decode(response: Response, max_size: int, limit: _BodyLimit) -> bytes:
-    """The body of a response that did not stream through the handlers, inflated if needed."""
-    encodings = _content_encodings(response.headers)
-    body = response.body
-    if not encodings:
-        return body[: max_size + 1]
-    if len(encodings) == 1 and encodings[0] in _GZIP | _DEFLATE:
-        limit.start(response.headers)
-        limit.feed(body)
-        return limit.body()
-    limit.unsupported = b", ".join(encodings).decode("latin-1")
-    return b""
-
-
-class _Inflater:
-    """Incremental gzip (all members) or deflate (zlib or raw) inflation with an output bound."""
-
-    __slots__ = ("_decompressor", "_first", "_gzip", "corrupt", "finished")
-
-    def __init__(self, *, gzip: bool) -> None:
-        self._gzip = gzip
-        self._decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS if gzip else zlib.MAX_WBITS)
-        self._first = True
-        self.finished = False
-        self.corrupt = False
-
-    def feed(self, data: bytes, limit: int) -> bytes:
-        """Inflate ``data``; return at most ``limit`` bytes (sets ``corrupt`` on bad data)."""
-        out = bytearray()
-        pending = data
-        while pending and len(out) < limit and not self.finished:
-            try:
-                piece = self._decompressor.decompress(pending, limit - len(out))
-            except zlib.error:
-                if self._first and not self._gzip:
-                    # "deflate" sent as a raw stream, as some servers do.
-                    self._decompressor = zlib.decompressobj(-zlib.MAX_WBITS)
-                    self._first = False
-                    continue
-                self.corrupt = self.finished = True
-                break
-            self._first = False
-            out += piece
-            if self._decompressor.eof:
-                rest = self._decompressor.unused_data
-                if self._gzip and rest.strip(b"\x00"):
-                    # Another gzip member follows (gzip readers inflate them all).
-                    self._decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
-                    pending = rest
-                else:
-                    self.finished = True
-            else:
-                pending = self._decompressor.unconsumed_tail
-        return bytes(out)
