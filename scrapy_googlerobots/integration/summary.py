@@ -11,7 +11,10 @@ from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 if TYPE_CHECKING:
     from scrapy_googlerobots.integration.fetcher import FetchResult
 
-__all__ = ["MAX_COUNTED_RULES", "CrawlSummary", "ForbiddingRule"]
+__all__ = ["ANSWERS", "MAX_COUNTED_RULES", "CrawlSummary", "ForbiddingRule"]
+
+ANSWERS = ("2xx", "allow-all 4xx", "redirected", "too big", "unreachable")
+"""How an origin's robots.txt answered, in the order the summary lists them."""
 
 MAX_COUNTED_RULES = 100_000
 """Distinct (robots.txt, line) rules counted; later new ones are not (memory stays bounded)."""
@@ -78,7 +81,7 @@ class CrawlSummary:
     def render(self, stats: dict[str, object]) -> str:
         """The INFO block: a few lines, whatever the number of origins."""
         by_answer = Counter(self.answers.values())
-        answers = ", ".join(f"{n} {answer}" for answer, n in by_answer.most_common())
+        answers = ", ".join(f"{by_answer[a]} {a}" for a in ANSWERS if by_answer[a])
 
         def stat(name: str) -> object:
             return stats.get(f"robotstxt/{name}", 0)
