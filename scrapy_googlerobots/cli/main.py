@@ -188,11 +188,12 @@ def run_check(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             "Google allows every URL",
             file=err,
         )
-    delay = rules.crawl_delay(token)
+    delay = rules.delay(token)
     if delay is not None:
         print(
             f"{PROG}: note: crawl delay for {token!r}: {delay:g} s "
-            "(Google ignores it; ROBOTSTXT_CRAWL_DELAY = True applies it)",
+            "(Crawl-delay / Request-rate; Google ignores both; "
+            "ROBOTSTXT_CRAWL_DELAY = True applies it)",
             file=err,
         )
     status = EXIT_OK

@@ -37,6 +37,8 @@ DEFAULTS: dict[str, object] = {
     "ROBOTSTXT_RETRY_MAX_DELAY": 600.0,
     "ROBOTSTXT_FETCH_LEASE_TTL": 15.0,
     "ROBOTSTXT_SUMMARY": True,
+    "ROBOTSTXT_CRAWL_DELAY": False,
+    "ROBOTSTXT_CRAWL_DELAY_MAX": 60.0,
 }
 
 _MODES: tuple[UnreachableMode, ...] = ("defer", "disallow")
@@ -66,6 +68,10 @@ class RobotsConfig:
     """Seconds a worker's claim to fetch an origin lasts unless renewed (shared stores)."""
     summary: bool = True
     """``ROBOTSTXT_SUMMARY``: log what robots.txt did when the spider closes."""
+    crawl_delay: bool = False
+    """``ROBOTSTXT_CRAWL_DELAY``: pace each origin by its Crawl-delay / Request-rate."""
+    crawl_delay_max: float = 60.0
+    """``ROBOTSTXT_CRAWL_DELAY_MAX``: the largest delay applied (larger ones are capped)."""
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsConfig:
@@ -100,6 +106,8 @@ class RobotsConfig:
             retry_max_delay=reader.seconds("ROBOTSTXT_RETRY_MAX_DELAY", positive=True),
             fetch_lease_ttl=reader.seconds("ROBOTSTXT_FETCH_LEASE_TTL", positive=True),
             summary=settings.getbool("ROBOTSTXT_SUMMARY", True),
+            crawl_delay=settings.getbool("ROBOTSTXT_CRAWL_DELAY", False),
+            crawl_delay_max=reader.seconds("ROBOTSTXT_CRAWL_DELAY_MAX"),
         )
         config._check_consistency()
         return config

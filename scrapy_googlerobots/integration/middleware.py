@@ -52,6 +52,7 @@ from scrapy_googlerobots.integration.origin_state import (
     WAITING_SINCE_META,
     OriginRef,
 )
+from scrapy_googlerobots.integration.pacing import CrawlPacer, DelayLookup
 from scrapy_googlerobots.integration.reporting import FORBIDDEN_MESSAGE, Reporter
 from scrapy_googlerobots.integration.scrapy_compat import (
     PROCESS_REQUEST_IS_COROUTINE,
@@ -117,6 +118,12 @@ class GoogleRobotsTxtMiddleware:
         self._stopping = self._close_watch.stopping
         self._room = self._waiting_room(timings)
         self._connect_signals()
+        # Opt-in: Google ignores Crawl-delay and Request-rate.
+        self._pacer = (
+            CrawlPacer(crawler, self._reporter, self._robots_delay, maximum=config.crawl_delay_max)
+            if config.crawl_delay
+            else None
+        )
         # With JOBDIR: parked requests (in neither scheduler nor downloader)
         # are saved at close and handed back to the engine on resume.
         self._journal = attach_parked_journal(crawler, self)
@@ -265,7 +272,7 @@ class GoogleRobotsTxtMiddleware:
         meta = request.meta
         reason = meta.get(DROP_META)
         if reason:
-            raise self._reporter.dropped(request, reason)
+            raise self._reporter.dropped(request, reason, origin=ref.key)
         if is_the_copy_waited_for(meta.pop(RELEASED_META, None), record):
             assert record is not None
             self._judge(request, self._rules_of(record))
@@ -278,13 +285,27 @@ class GoogleRobotsTxtMiddleware:
                 self._judge(request, self._rules_of(record))
             return None
         if decision.action is Action.DROP:
-            raise self._reporter.dropped(request, disallow_message(ref))
+            raise self._reporter.dropped(request, disallow_message(ref), origin=ref.key)
         if meta.get(SCHEDULED_META) and self._can_park and not self._stopping():
             # Back to the engine: request_scheduled parks it outside the
             # downloader. It passed the duplicate filter once already.
             request.dont_filter = True
             return request
         return self._room.wait_inline(request, ref, record, self._judge)
+
+    def _robots_delay(self, request: Request) -> DelayLookup | None:
+        """For the pacer: ``request``'s origin, the robots.txt copy in force, its delay."""
+        ref = self._origin_ref(request.url)
+        if ref is None:
+            return None
+        record = self._store_get(ref.key)
+        if record is None:
+            return None  # not fetched yet (e.g. the robots.txt request itself)
+        token = self._fixed_token
+        if token is None:
+            token = self._agents.of(request)
+        rules = self._rules_of(record)
+        return ref.key, (record.fetched_at, token), lambda: rules.delay(token)
 
     # -- parking (request_scheduled) -------------------------------------------
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
@@ -47,6 +48,9 @@ class Reporter:
         self.timings = timings
         self.stats = crawler.stats
         self.summary = CrawlSummary()
+        # Origin key -> (last failure, unreachable since, attempts) of origins
+        # unreachable now, for the drop lines; a good fetch removes the entry.
+        self._outages: dict[str, tuple[str, float, int]] = {}
 
     @property
     def _extra(self) -> dict[str, Any]:
@@ -81,13 +85,13 @@ class Reporter:
             )
             logger.debug(
                 "Forbidden by robots.txt: %(request)s (%(robots)s line %(line)d: "
-                '"Disallow: %(rule)s", product token "%(token)s")',
+                '"Disallow: %(rule)s", group "%(group)s")',
                 {
                     "request": request,
                     "robots": robots_url,
                     "line": line,
                     "rule": rule,
-                    "token": token,
+                    "group": rules.group_name(token),
                 },
                 extra=self._extra,
             )
@@ -100,16 +104,55 @@ class Reporter:
     def not_checked(self, url: str, problem: Exception) -> None:
         logger.debug("Not checking %s against robots.txt: %s", url, problem, extra=self._extra)
 
-    def dropped(self, request: Request, reason: str, level: int = logging.INFO) -> IgnoreRequest:
-        """Count and log a request dropped because robots.txt is unreachable; the exception."""
+    def dropped(
+        self,
+        request: Request,
+        reason: str,
+        level: int = logging.INFO,
+        *,
+        origin: str | None = None,
+    ) -> IgnoreRequest:
+        """Count and log a request dropped because robots.txt is unreachable; the exception.
+
+        The log line adds what ``origin``'s robots.txt last answered and since
+        when it is unreachable; the exception's message is ``reason`` alone.
+        """
         self.stats.inc_value("robotstxt/unreachable/dropped")
+        outage = self._outages.get(origin) if origin is not None else None
+        detail = ""
+        if outage is not None:
+            last, since, attempts = outage
+            when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(since))
+            detail = f" [robots.txt: {last}; unreachable since {when}, {attempts} attempt(s)]"
         logger.log(
             level,
-            "Dropped %(request)s: %(reason)s",
-            {"request": request, "reason": reason},
+            "Dropped %(request)s: %(reason)s%(detail)s",
+            {"request": request, "reason": reason, "detail": detail},
             extra=self._extra,
         )
         return IgnoreRequest(reason)
+
+    # -- pacing (ROBOTSTXT_CRAWL_DELAY) -------------------------------------------
+
+    def crawl_delay_origin(self, origin: str, delay: float) -> None:
+        """An origin is paced for the first time."""
+        self.stats.inc_value("robotstxt/crawl_delay/origins")
+        logger.debug(
+            "Pacing %(origin)s: at least %(delay)g s between requests (its robots.txt "
+            "Crawl-delay / Request-rate)",
+            {"origin": origin, "delay": delay},
+            extra=self._extra,
+        )
+
+    def crawl_delay_capped(self, origin: str, asked: float, applied: float) -> None:
+        """An origin asks for more than ROBOTSTXT_CRAWL_DELAY_MAX (once per origin)."""
+        self.stats.inc_value("robotstxt/crawl_delay/capped")
+        logger.info(
+            "robots.txt of %(origin)s asks for %(asked)g s between requests; applying "
+            "%(applied)g s (ROBOTSTXT_CRAWL_DELAY_MAX; raise it to honour more)",
+            {"origin": origin, "asked": asked, "applied": applied},
+            extra=self._extra,
+        )
 
     def deferred(self, count: int = 1) -> None:
         self.stats.inc_value("robotstxt/unreachable/deferred", count)
@@ -125,10 +168,10 @@ class Reporter:
 
     # -- the close ------------------------------------------------------------
 
-    def errback_dropped(self, request: Request, reason: str) -> None:
+    def errback_dropped(self, request: Request, reason: str, origin: str | None = None) -> None:
         """Drop a parked request outside Scrapy's flow (spider closing): count, errback once."""
         # DEBUG: the close logs one INFO line with the total instead.
-        ignored = self.dropped(request, reason, logging.DEBUG)
+        ignored = self.dropped(request, reason, logging.DEBUG, origin=origin)
         errback = request.errback
         if errback is None:
             return
@@ -200,8 +243,12 @@ class Reporter:
         self.stats.inc_value(f"robotstxt/outcome/{result.outcome.value}")
         self.summary.fetched(key, result)
         if result.outcome is not FetchOutcome.UNREACHABLE:
+            self._outages.pop(key, None)
             self._good_fetch(key, result, record, previous, waiting)
             return
+        if len(self._outages) >= 100_000:  # bounded, like the summary
+            self._outages.clear()
+        self._outages[key] = (result.reason, record.unreachable_since or now, record.failures)
         extra = self._extra
         args = {
             "origin": key,

@@ -73,7 +73,8 @@ class OriginCheck:
     texts: dict[int, str]
     """Allow/disallow lines by number, as written."""
     crawl_delay: float | None
-    """The crawl delay of the group chosen for the product token, if any."""
+    """The delay the group chosen for the product token asks (the larger of
+    Crawl-delay and Request-rate's seconds per request), if any."""
 
     @classmethod
     def of(cls, result: FetchResult, origin: Origin, token: str) -> OriginCheck:
@@ -81,7 +82,7 @@ class OriginCheck:
         rules, texts, delay = None, {}, None
         if result.outcome is FetchOutcome.RULES:
             rules, texts = parse(result.body), rule_texts(result.body)
-            delay = rules.crawl_delay(token)
+            delay = rules.delay(token)
         redirects = tuple(result.redirects)
         return cls(origin.robots_url, result.outcome, result.reason, redirects, rules, texts, delay)
 

@@ -18,6 +18,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 import scrapy
+from scrapy.core.downloader import Slot
 from scrapy.core.engine import ExecutionEngine
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.utils.defer import maybe_deferred_to_future
@@ -34,9 +35,12 @@ __all__ = [
     "PROCESS_REQUEST_IS_COROUTINE",
     "REQUEST_SCHEDULED_CAN_DROP",
     "SCRAPY_VERSION",
+    "downloader_slot",
     "engine_download",
     "engine_is_closing",
     "engine_is_running",
+    "limit_slot_jitter",
+    "slot_jitter",
 ]
 
 
@@ -60,6 +64,9 @@ ENGINE_HAS_DOWNLOAD_ASYNC: bool = inspect.iscoroutinefunction(
     getattr(ExecutionEngine, "download_async", None)
 )
 """``ExecutionEngine.download_async`` exists (Scrapy >= 2.14); before, ``download`` (a Deferred)."""
+
+_SLOT_HAS_JITTER: bool = "jitter" in inspect.signature(Slot).parameters
+"""``Slot.jitter`` exists (Scrapy 2.19, ``DOWNLOAD_DELAY_JITTER``); before, ``randomize_delay``."""
 
 REQUEST_SCHEDULED_CAN_DROP: bool = SCRAPY_VERSION >= (2, 11, 2)
 """A ``request_scheduled`` handler may drop a request by raising ``IgnoreRequest`` (2.11.2+)."""
@@ -104,3 +111,36 @@ def engine_is_closing(engine: Any) -> bool:
         return False
     slot = attributes.get("_slot", attributes.get("slot"))
     return isinstance(getattr(slot, "closing", None), Deferred)
+
+
+def downloader_slot(engine: Any, key: object) -> Any:
+    """The download slot ``key`` names (``engine.downloader.slots``), or None.
+
+    ``Downloader.slots`` is public (AutoThrottle adjusts slots through it);
+    only a real dict counts, so a test double's engine has no slots.
+    """
+    slots = getattr(getattr(engine, "downloader", None), "slots", None)
+    if not isinstance(slots, dict) or not isinstance(key, str):
+        return None
+    return slots.get(key)
+
+
+def slot_jitter(slot: Any) -> float:
+    """How far this Scrapy may randomise ``slot``'s delay, as a fraction (0.5: +-50 %).
+
+    ``Slot.jitter`` from Scrapy 2.19 (``DOWNLOAD_DELAY_JITTER``), the boolean
+    ``randomize_delay`` (+-50 %) before.
+    """
+    if _SLOT_HAS_JITTER:
+        jitter = getattr(slot, "jitter", 0.0)
+        valid = isinstance(jitter, (int, float)) and not isinstance(jitter, bool)
+        return max(float(jitter), 0.0) if valid else 0.0
+    return 0.5 if getattr(slot, "randomize_delay", False) is True else 0.0
+
+
+def limit_slot_jitter(slot: Any, jitter: float) -> None:
+    """Lower ``slot``'s randomisation to ``jitter`` (a fraction) with this Scrapy's API."""
+    if _SLOT_HAS_JITTER:
+        slot.jitter = jitter
+    elif jitter <= 0:
+        slot.randomize_delay = False

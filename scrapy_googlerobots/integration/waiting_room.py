@@ -303,7 +303,7 @@ class WaitingRoom:
                 judge(request, rules)
                 return
             if decision.action is Action.DROP:
-                raise self.reporter.dropped(request, disallow_message(ref))
+                raise self.reporter.dropped(request, disallow_message(ref), origin=ref.key)
             if decision.unreachable and not deferred:
                 deferred = True
                 self.reporter.deferred()
@@ -312,6 +312,7 @@ class WaitingRoom:
                     request,
                     f"robots.txt unreachable for {ref.key}: gave up after waiting "
                     f"{now - started:.0f} s",
+                    origin=ref.key,
                 )
             await self._nap(request, ref, record, min(deadline - now, _INLINE_NAP))
 
@@ -352,7 +353,7 @@ class WaitingRoom:
                 parked, state.parked = state.parked, deque()
                 reason = f"robots.txt of {state.key} not known yet: the spider is closing"
                 for entry in parked:
-                    self.reporter.errback_dropped(entry.request, reason)
+                    self.reporter.errback_dropped(entry.request, reason, state.key)
                 dropped += len(parked)
             waiters, state.waiters = state.waiters, []
             for waiter in waiters:

@@ -9,12 +9,13 @@ out as a library of its own.
 from __future__ import annotations
 
 from ._lines import MAX_LINE_LENGTH, LineKind, RobotsLine, scan_lines
-from ._robots import GOOGLE_MAX_SIZE, RobotsTxt, Verdict, parse, product_token
+from ._robots import GOOGLE_MAX_SIZE, RequestRate, RobotsTxt, Verdict, parse, product_token
 
 __all__ = [
     "GOOGLE_MAX_SIZE",
     "MAX_LINE_LENGTH",
     "LineKind",
+    "RequestRate",
     "RobotsLine",
     "RobotsTxt",
     "Verdict",

@@ -107,6 +107,9 @@ def pattern_matches(path: bytes, pattern: bytes) -> bool:
 
 # Lists of at least this many special patterns get a one-pass needle prefilter.
 _PREFILTER_MIN = 8
+# ... built on the list's this-many-th lookup (compiling one costs about as
+# much as a few dozen lookups without it).
+_PREFILTER_AFTER = 16
 # ... and those of at least this many, a needle index instead: each needle is
 # filed under one of its _GRAM-byte substrings (the rarest in the list), so a
 # path needs only the needles filed under its own substrings checked.
@@ -185,7 +188,9 @@ class RuleIndex:
         # it: the best plain rank, and the nearest one with special patterns.
         chain_best = array("q")
         next_special = array("i")
-        self._specials: dict[int, tuple[Any, tuple[_Special, ...]]] = {}
+        # Head position -> [prefilter (None: not built yet, False: none),
+        # the specials filed there, lookups so far (-1: too few for a prefilter)].
+        self._specials: dict[int, list[Any]] = {}
         stack: list[int] = []  # the chain of heads that are prefixes of the current one
         for position, head in enumerate(heads):
             while stack and not head.startswith(heads[stack[-1]]):
@@ -196,14 +201,10 @@ class RuleIndex:
             chain_best.append(best if parent < 0 else min(best, chain_best[parent]))
             if head in specials:
                 filed = tuple(s for s in specials[head] if s[0] < best)
-                prefilter: Any = None
-                if len(filed) >= _GRAM_INDEX_MIN:
-                    prefilter = _gram_index(filed)
-                elif len(filed) >= _PREFILTER_MIN:
-                    needles = sorted({s[1] for s in filed}, key=len, reverse=True)
-                    if all(needles):
-                        prefilter = re.compile(b"|".join(map(re.escape, needles))).search
-                self._specials[position] = (prefilter, filed)
+                # The prefilter is built on the list's _PREFILTER_AFTER-th
+                # lookup: most lists are never looked at that often.
+                uses = 0 if len(filed) >= _PREFILTER_MIN else -1
+                self._specials[position] = [None, filed, uses]
                 next_special.append(position)
             else:
                 next_special.append(-1 if parent < 0 else next_special[parent])
@@ -228,8 +229,13 @@ class RuleIndex:
         best: int = self._chain_best[position]
         position = self._next_special[position]
         while position >= 0:
-            prefilter, specials = self._specials[position]
-            if prefilter is not None and len(path) <= _PREFILTER_PATH_MAX:
+            entry = self._specials[position]
+            prefilter, specials, uses = entry
+            if prefilter is None and uses >= 0:
+                entry[2] = uses = uses + 1
+                if uses >= _PREFILTER_AFTER:
+                    prefilter = entry[0] = _prefilter(specials)
+            if prefilter and len(path) <= _PREFILTER_PATH_MAX:
                 if isinstance(prefilter, tuple):
                     always, grams = prefilter
                     hits = set(always)
@@ -252,6 +258,16 @@ class RuleIndex:
             if position >= 0:
                 position = self._next_special[position]
         return best
+
+
+def _prefilter(specials: tuple[_Special, ...]) -> Any:
+    """A gram index for a long list, a needle regex for a shorter one; False for none."""
+    if len(specials) >= _GRAM_INDEX_MIN:
+        return _gram_index(specials)
+    needles = sorted({s[1] for s in specials}, key=len, reverse=True)
+    if not all(needles):
+        return False
+    return re.compile(b"|".join(map(re.escape, needles))).search
 
 
 def _gram_index(

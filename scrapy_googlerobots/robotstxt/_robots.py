@@ -6,7 +6,7 @@ import re
 import sys
 from array import array
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ._lines import (
     EXACT_KEYS,
@@ -14,12 +14,12 @@ from ._lines import (
     LineKind,
     classify_key,
     directives,
-    escape_pattern,
     to_bytes,
 )
-from ._match import HTTP_AUTHORITY, NO_MATCH, RuleIndex, path_params_query
+from ._match import HTTP_AUTHORITY, path_params_query
+from ._policy import Policy
 
-__all__ = ["GOOGLE_MAX_SIZE", "RobotsTxt", "Verdict", "parse", "product_token"]
+__all__ = ["GOOGLE_MAX_SIZE", "RequestRate", "RobotsTxt", "Verdict", "parse", "product_token"]
 
 #: Google reads only the first 500 KiB of a robots.txt (the C++ library leaves
 #: this to its caller; ``parse(..., max_size=GOOGLE_MAX_SIZE)`` applies it).
@@ -39,13 +39,33 @@ class Verdict(NamedTuple):
 
 _NO_MATCH = Verdict(True, 0, None)
 
+
+class RequestRate(NamedTuple):
+    """A ``Request-rate: n/T`` directive: at most ``requests`` per ``seconds``."""
+
+    requests: int
+    seconds: float
+
+    @property
+    def delay(self) -> float:
+        """The gap between two requests this rate asks for: ``seconds / requests``."""
+        return self.seconds / self.requests
+
+
 _TOKEN = re.compile(r"[A-Za-z_-]*")
 _TOKEN_BYTES = re.compile(rb"[A-Za-z_-]*")
 _CRAWL_DELAY_KEY = b"crawl-delay"
+_REQUEST_RATE_KEY = b"request-rate"
 # What the keys parse() cares for can start with: user-agent, allow, disallow
-# (and its typos), sitemap, crawl-delay.
-_KEY_STARTS = frozenset(b"uUaAdDsScC")
+# (and its typos), sitemap, crawl-delay, request-rate.
+_KEY_STARTS = frozenset(b"uUaAdDsScCrR")
 _CRAWL_DELAY = re.compile(rb"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")
+# "n/T" with an optional unit (s, m, h, d; seconds by default), optionally
+# followed by a visit-time window ("1/5s 0900-1730"), which is not used.
+_REQUEST_RATE = re.compile(
+    rb"([0-9]+)[ \t]*/[ \t]*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)[ \t]*([smhdSMHD]?)(?:[ \t]+[ -~]*)?"
+)
+_UNIT_SECONDS = {b"": 1, b"s": 1, b"m": 60, b"h": 3600, b"d": 86400}
 
 
 def product_token(value: str) -> str:
@@ -60,7 +80,7 @@ def product_token(value: str) -> str:
 class _Group:
     """A run of user-agent lines and the rules after it (mutable only while parsing)."""
 
-    __slots__ = ("crawl_delay", "is_global", "lines", "tokens", "values")
+    __slots__ = ("crawl_delay", "is_global", "lines", "request_rate", "tokens", "values")
 
     def __init__(self) -> None:
         self.is_global = False
@@ -69,50 +89,9 @@ class _Group:
         # value as written. Compiled lazily, per crawler.
         self.lines = array("q")
         self.values: list[bytes] | tuple[bytes, ...] = []
+        # Not part of Google's matching: the largest valid value of each.
         self.crawl_delay: float | None = None
-
-
-class _Policy:
-    """The merged, compiled rules of the groups that apply to one crawler.
-
-    Rules are ranked so that the first one to match a path is the one the
-    reference reports: longest (normalised) pattern first, allow before
-    disallow on equal length (tie -> allow), then the earlier line.
-    """
-
-    __slots__ = ("crawl_delay", "first_match", "lines", "written")
-
-    def __init__(self, groups: list[_Group]) -> None:
-        entries: list[tuple[int, bool, int, bytes, bytes]] = []
-        for group in groups:
-            for line, written in zip(group.lines, group.values, strict=True):
-                pattern = escape_pattern(written)
-                entries.append((len(pattern), line > 0, abs(line), pattern, written))
-                # Google-specific: "allow: /a/index.html" also allows the
-                # directory "/a/" itself, with that shorter pattern's priority.
-                # (The reference tries it only when the full pattern does not
-                # match; when it does, the full pattern outranks this one.)
-                slash = pattern.rfind(b"/")
-                if line > 0 and slash >= 0 and pattern.startswith(b"/index.htm", slash):
-                    entries.append((slash + 2, True, line, pattern[: slash + 1] + b"$", written))
-        entries.sort(key=lambda entry: (-entry[0], not entry[1], entry[2]))
-        self.first_match = RuleIndex([entry[3] for entry in entries]).first_match
-        # By rank: the line, negative when the rule disallows. An empty pattern
-        # matches everything with priority 0: it never disallows, but it is
-        # the deciding line when nothing longer matched.
-        self.lines = array(
-            "q", [line if is_allow or not size else -line for size, is_allow, line, _, _ in entries]
-        )
-        self.written = tuple(entry[4] for entry in entries)
-        self.crawl_delay = next(
-            (group.crawl_delay for group in groups if group.crawl_delay is not None), None
-        )
-
-    def verdict(self, rank: int) -> Verdict:
-        if rank == NO_MATCH:
-            return _NO_MATCH
-        line = self.lines[rank]
-        return Verdict(line > 0, abs(line), self.written[rank].decode("utf-8", "replace"))
+        self.request_rate: RequestRate | None = None
 
 
 UserAgent = str | Iterable[str]
@@ -121,7 +100,7 @@ UserAgent = str | Iterable[str]
 class RobotsTxt:
     """A parsed robots.txt. Immutable from the outside and safe to share between threads."""
 
-    __slots__ = ("_authority", "_by_groups", "_groups", "_policies", "_sitemaps")
+    __slots__ = ("_authority", "_by_groups", "_groups", "_policies", "_sitemaps", "_tokens")
 
     def __init__(self, groups: list[_Group], sitemaps: list[str]) -> None:
         self._groups = tuple(groups)
@@ -129,11 +108,14 @@ class RobotsTxt:
         # Filled on demand (racing threads store equal values): user agent ->
         # policy, and the indexes of the applicable groups -> policy, so that
         # crawlers that end up with the same groups share one compiled policy.
-        self._policies: dict[object, _Policy] = {}
-        self._by_groups: dict[tuple[int, ...], _Policy] = {}
-        # The last "http(s)://authority" seen (see _path); initially one that
-        # no URL which passes the NUL test in allowed() can start with.
-        self._authority = "\0"
+        self._policies: dict[object, Policy] = {}
+        self._by_groups: dict[tuple[int, ...], Policy] = {}
+        # Product token -> indexes of the groups naming it ("*" -> the global
+        # ones; no product token holds a "*").
+        self._tokens: dict[str, tuple[int, ...]] | None = None
+        # The last "http(s)://authority/" seen (see _path). The initial value
+        # is no authority, but what follows it is a URL's path all the same.
+        self._authority = "\0/"
 
     def __repr__(self) -> str:
         rules = sum(len(group.values) for group in self._groups)
@@ -156,10 +138,15 @@ class RobotsTxt:
             policy = self._policies[user_agent]
         except (KeyError, TypeError):  # not seen yet, or a list of agents
             policy = self._policy(user_agent)
-        if not policy.lines:
+        if policy.no_rules:
             return True  # no rule applies: nothing to look at
-        rank = self._rank(policy, url)
-        return rank == NO_MATCH or policy.lines[rank] > 0
+        # (_path_of, inlined: this is the hot path)
+        authority = self._authority
+        if url.startswith(authority):
+            path = url[len(authority) - 1 :]
+            if "#" not in path and "\0" not in path and path.isascii():
+                return policy.decide(path.encode()) >= 0
+        return policy.decide(self._path_of(url)) >= 0
 
     def deciding_line(self, url: str, user_agent: UserAgent) -> int:
         """:meth:`allowed` with the deciding line: the line of the rule that decided,
@@ -168,38 +155,45 @@ class RobotsTxt:
             policy = self._policies[user_agent]
         except (KeyError, TypeError):
             policy = self._policy(user_agent)
-        if not policy.lines:
+        if policy.no_rules:
             return 0
-        rank = self._rank(policy, url)
-        return 0 if rank == NO_MATCH else policy.lines[rank]
+        authority = self._authority  # (_path_of, inlined)
+        if url.startswith(authority):
+            path = url[len(authority) - 1 :]
+            if "#" not in path and "\0" not in path and path.isascii():
+                return policy.decide(path.encode())
+        return policy.decide(self._path_of(url))
 
     def explain(self, url: str, user_agent: UserAgent) -> Verdict:
         """The verdict for ``url`` with the line and rule that decided it."""
         policy = self._policy(user_agent)
-        return policy.verdict(self._rank(policy, url))
+        line = policy.decide(self._path_of(url))
+        if not line:
+            return _NO_MATCH
+        return Verdict(line > 0, abs(line), policy.written(line))
 
-    def _rank(self, policy: _Policy, url: str) -> int:
-        """The rank of the rule deciding ``url`` in ``policy`` (or NO_MATCH)."""
-        # The hot path: a URL on the origin of the last one (see _path), in
-        # plain ASCII, without fragment or NUL: its path is what follows the
-        # authority. Anything else takes the general way.
+    def _path_of(self, url: str) -> bytes:
+        """The path, params and query of ``url``, as bytes."""
+        # The hot path: a URL on the origin of the last one (see _path),
+        # without fragment or NUL: its path is what follows the authority.
+        # Anything else takes the general way.
         authority = self._authority
-        if (
-            url.startswith(authority)
-            and url.startswith("/", len(authority))
-            and url.isascii()
-            and "#" not in url
-            and "\0" not in url
-        ):
-            return policy.first_match(url[len(authority) :].encode())
-        return policy.first_match(self._path(url))
+        if url.startswith(authority):
+            path = url[len(authority) - 1 :]
+            if "#" not in path and "\0" not in path:
+                try:
+                    return path.encode()
+                except UnicodeEncodeError:  # lone surrogates
+                    pass
+        return self._path(url)
 
     def _path(self, url: str) -> bytes:
         """``path_params_query`` of the URL's UTF-8 bytes.
 
         Nearly every URL is "http(s)://authority/path", and nearly every URL
         asked about one robots.txt has the same authority (the file governs
-        one origin): the last one seen is remembered for ``allowed``.
+        one origin): the last one seen, with the "/" that follows it, is
+        remembered for the hot path.
         """
         try:
             data = url.encode()
@@ -207,33 +201,91 @@ class RobotsTxt:
             data = url.encode("utf-8", "surrogatepass")
         found = HTTP_AUTHORITY(data)
         if found is not None and data[: found.end()].isascii():
-            self._authority = data[: found.end()].decode("ascii")
+            self._authority = data[: found.end() + 1].decode("ascii")
         return path_params_query(data)
+
+    # -- directives Google ignores, read from the groups Google would pick ----
 
     def crawl_delay(self, user_agent: UserAgent) -> float | None:
         """The ``crawl-delay`` of the group(s) that apply to ``user_agent``, if any.
 
-        Google itself ignores crawl-delay; this reads it from the same groups
-        that decide allow/disallow (the first valid value wins).
+        Google itself ignores crawl-delay; this reads it from the groups that
+        decide allow/disallow. Several values: the largest (the polite reading).
         """
-        return self._policy(user_agent).crawl_delay
+        groups = self._groups
+        delays = [groups[i].crawl_delay for i in self._chosen(user_agent)]
+        return max((d for d in delays if d is not None), default=None)
 
-    def _policy(self, user_agent: UserAgent) -> _Policy:
+    def request_rate(self, user_agent: UserAgent) -> RequestRate | None:
+        """The ``request-rate`` of the group(s) that apply, if any (the slowest one)."""
+        groups = self._groups
+        rates = [groups[i].request_rate for i in self._chosen(user_agent)]
+        return max((r for r in rates if r is not None), key=lambda r: r.delay, default=None)
+
+    def delay(self, user_agent: UserAgent) -> float | None:
+        """The gap a polite crawler leaves between requests: the larger of
+        ``crawl-delay`` and ``request-rate``'s seconds per request; None if neither."""
+        delay = self.crawl_delay(user_agent)
+        rate = self.request_rate(user_agent)
+        if rate is not None and (delay is None or rate.delay > delay):
+            return rate.delay
+        return delay
+
+    def group_name(self, user_agent: UserAgent) -> str:
+        """How the file names the group(s) that apply to ``user_agent``: its
+        product token (lower case) when a group names it, ``"*"`` when only
+        the global groups apply, ``""`` when none does (everything allowed)."""
+        chosen = self._chosen(user_agent)
+        if not chosen:
+            return ""
+        tokens = self._tokens or {}
+        agents = (user_agent,) if isinstance(user_agent, str) else tuple(user_agent)
+        for agent in agents:
+            token = product_token(agent).lower()
+            if token in tokens and token != "*":
+                return token
+        return "*"
+
+    # -- choosing and compiling the groups ------------------------------------
+
+    def _chosen(self, user_agent: UserAgent) -> tuple[int, ...]:
+        """Indexes of the groups that apply to ``user_agent``."""
+        tokens = self._tokens
+        if tokens is None:
+            tokens = {}
+            for index, group in enumerate(self._groups):
+                for token in group.tokens:
+                    tokens[token] = (*tokens.get(token, ()), index)
+                if group.is_global:
+                    tokens["*"] = (*tokens.get("*", ()), index)
+            self._tokens = tokens
+        if isinstance(user_agent, str):
+            chosen = tokens.get(product_token(user_agent).lower())
+            # The groups naming the crawler shadow the global ones completely;
+            # only when none names it do the global groups apply.
+            return chosen if chosen is not None else tokens.get("*", ())
+        named = {i for agent in user_agent for i in tokens.get(product_token(agent).lower(), ())}
+        return tuple(sorted(named)) if named else tokens.get("*", ())
+
+    def _policy(self, user_agent: UserAgent) -> Policy:
         key: object = user_agent if isinstance(user_agent, str) else tuple(user_agent)
         policy = self._policies.get(key)
         if policy is not None:
             return policy
-        agents: Iterable[str] = (user_agent,) if isinstance(user_agent, str) else key  # type: ignore[assignment]
-        tokens = {product_token(agent).lower() for agent in agents}
-        groups = self._groups
-        chosen = tuple(i for i, group in enumerate(groups) if not tokens.isdisjoint(group.tokens))
-        if not chosen:
-            # The groups naming the crawler shadow the global ones completely;
-            # only when none names it do the global groups apply.
-            chosen = tuple(i for i, group in enumerate(groups) if group.is_global)
+        chosen = self._chosen(key)  # type: ignore[arg-type]
         policy = self._by_groups.get(chosen)
         if policy is None:
-            policy = _Policy([groups[i] for i in chosen])
+            groups = self._groups
+            if len(chosen) == 1:
+                group = groups[chosen[0]]
+                policy = Policy(group.lines, group.values)
+            else:
+                lines = array("q")
+                values: list[bytes] = []
+                for index in chosen:
+                    lines.extend(groups[index].lines)
+                    values.extend(groups[index].values)
+                policy = Policy(lines, values)
             if len(self._by_groups) >= 64:  # bounded: callers may pass many agents
                 self._by_groups.clear()
             self._by_groups[chosen] = policy
@@ -253,17 +305,33 @@ def parse(body: bytes | str, *, max_size: int | None = None) -> RobotsTxt:
     if max_size is not None:
         data = data[: max(max_size, 0)]
     builder = _Builder()
+    # The current group's columns, bound once per group (rules are most lines).
+    lines_append: Any = None
+    values_append: Any = None
     for number, key, value in directives(data, _KEY_STARTS):
         kind = EXACT_KEYS.get(key.lower()) or classify_key(key)[0]
         if kind is _DISALLOW or kind is _ALLOW:
-            builder.rule(number if kind is _ALLOW else -number, value)
+            if lines_append is not None:
+                lines_append(number if kind is _ALLOW else -number)
+                values_append(value)
+            elif builder.group is not None:
+                builder.group_has_rules = True
+                lines_append = builder.group.lines.append
+                values_append = builder.group.values.append  # type: ignore[union-attr]
+                lines_append(number if kind is _ALLOW else -number)
+                values_append(value)
+            # (a rule before any user-agent line is ignored)
         elif kind is _USER_AGENT:
+            if lines_append is not None:  # a rule ended the group: this starts the next
+                lines_append = values_append = None
             builder.user_agent(value)
         elif kind is _SITEMAP:
             if value:
                 builder.sitemaps.append(value.decode("utf-8", "replace"))
         elif len(key) == len(_CRAWL_DELAY_KEY) and key.lower() == _CRAWL_DELAY_KEY:
             builder.crawl_delay(value)
+        elif len(key) == len(_REQUEST_RATE_KEY) and key.lower() == _REQUEST_RATE_KEY:
+            builder.request_rate(value)
     return builder.build()
 
 
@@ -300,18 +368,29 @@ class _Builder:
             token = _TOKEN_BYTES.match(value)[0]  # type: ignore[index]
             group.tokens.add(sys.intern(token.decode("ascii").lower()))  # type: ignore[union-attr]
 
-    def rule(self, line: int, value: bytes) -> None:
-        """A rule at ``line`` (negative for disallow); ignored before any user-agent line."""
-        group = self.group
-        if group is not None:
-            group.lines.append(line)
-            group.values.append(value)  # type: ignore[union-attr]
-            self.group_has_rules = True
+    # Crawl-delay and Request-rate lines belong to the current group but do not
+    # end its run of user-agent lines (only a rule does, as for Google). A
+    # group holding several values keeps the largest: the polite reading.
 
     def crawl_delay(self, value: bytes) -> None:
         group = self.group
-        if group is not None and group.crawl_delay is None and _CRAWL_DELAY.fullmatch(value):
-            group.crawl_delay = float(value)
+        if group is not None and _CRAWL_DELAY.fullmatch(value):
+            delay = float(value)
+            if group.crawl_delay is None or delay > group.crawl_delay:
+                group.crawl_delay = delay
+
+    def request_rate(self, value: bytes) -> None:
+        group = self.group
+        found = _REQUEST_RATE.fullmatch(value)
+        if group is None or found is None:
+            return
+        requests = int(found[1])
+        seconds = float(found[2]) * _UNIT_SECONDS[found[3].lower()]
+        if requests <= 0 or seconds <= 0:
+            return
+        rate = RequestRate(requests, seconds)
+        if group.request_rate is None or rate.delay > group.request_rate.delay:
+            group.request_rate = rate
 
     def build(self) -> RobotsTxt:
         for group in self.groups:  # freeze: compact and immutable from here on

@@ -141,7 +141,9 @@ def test_check_notes_the_crawl_delay_of_the_chosen_group(command: list[str]) -> 
     other = run(command, "check", "-", "OtherBot", "http://a.test/x", stdin=robots)
     # The note is on stderr: stdout stays one line per URL.
     assert (foo.returncode, foo.stdout) == (0, "ALLOWED     http://a.test/x  no matching rule\n")
-    assert "crawl delay for 'FooBot': 2.5 s (Google ignores it" in foo.stderr
+    assert (
+        "crawl delay for 'FooBot': 2.5 s (Crawl-delay / Request-rate; Google ignores" in foo.stderr
+    )
     assert other.returncode == 1
     assert "crawl delay for 'OtherBot': 9 s" in other.stderr
     none = run(

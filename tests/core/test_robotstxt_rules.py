@@ -14,6 +14,7 @@ import pytest
 from scrapy_googlerobots.robotstxt import (
     GOOGLE_MAX_SIZE,
     MAX_LINE_LENGTH,
+    RequestRate,
     parse,
     product_token,
 )
@@ -563,6 +564,62 @@ def test_a7_crawl_delay_of_applicable_groups(body: str, agent: str, delay: float
     assert parse(body).crawl_delay(agent) == delay
 
 
+# The example: only a rule line ends a group, so "*" and FooBot share
+# one group holding two delays; the largest applies (the polite reading).
+SHARED_GROUP = "User-agent: *\nCrawl-delay: 10\nUser-agent: FooBot\nCrawl-delay: 1\nDisallow: /x\n"
+
+
+def test_a7_one_group_several_delays_the_largest_applies() -> None:
+    robots = parse(SHARED_GROUP)
+    assert robots.crawl_delay("FooBot") == 10.0
+    assert robots.crawl_delay("OtherBot") == 10.0
+    assert not robots.allowed(HOST + "/x", "FooBot")
+
+
+@pytest.mark.parametrize(
+    ("value", "rate"),
+    [
+        ("1/5", RequestRate(1, 5.0)),
+        ("1/5s", RequestRate(1, 5.0)),
+        ("2/1m", RequestRate(2, 60.0)),
+        ("3 / 1h", RequestRate(3, 3600.0)),
+        ("1/1d", RequestRate(1, 86400.0)),
+        ("1/10S 0900-1730", RequestRate(1, 10.0)),
+        ("10/0.5", RequestRate(10, 0.5)),
+        ("0/5", None),
+        ("1/0", None),
+        ("abc", None),
+        ("1/5x", None),
+        ("-1/5", None),
+    ],
+)
+def test_a7_request_rate_values(value: str, rate: RequestRate | None) -> None:
+    robots = parse(f"user-agent: *\nrequest-rate: {value}\ndisallow: /x")
+    assert robots.request_rate("b") == rate
+    assert robots.delay("b") == (None if rate is None else rate.seconds / rate.requests)
+
+
+def test_a7_delay_is_the_larger_of_crawl_delay_and_request_rate() -> None:
+    body = "user-agent: a\ncrawl-delay: 2\nrequest-rate: 1/5s\nuser-agent: b\ncrawl-delay: 3\n"
+    body += "request-rate: 2/1s\ndisallow: /\nuser-agent: c\nrequest-rate: 1/4\n"
+    body += "Request-Rate: 1/8\ndisallow: /"
+    robots = parse(body)
+    assert robots.delay("a") == 5.0  # a and b share one group: crawl-delay 3, rate 1/5s
+    assert robots.crawl_delay("a") == 3.0
+    assert robots.request_rate("c") == RequestRate(1, 8.0)
+    assert robots.delay("c") == 8.0
+    assert robots.delay("zz") is None
+
+
+def test_a7_pacing_directives_stay_out_of_the_verdict() -> None:
+    rules = "user-agent: *\ndisallow: /x\nuser-agent: b\ndisallow: /y\n"
+    plain = parse(rules)
+    paced = parse(rules + "request-rate: 1/5\ncrawl-delay: 9\n")
+    for url in ("/x", "/y", "/z"):
+        for agent in ("a", "b"):
+            assert paced.explain(HOST + url, agent) == plain.explain(HOST + url, agent)
+
+
 def test_a7_other_records_do_not_affect_matching() -> None:
     robots = parse("user-agent: *\ncrawl-delay: 5\nhost: x\nclean-param: a\ndisallow: /x")
     assert robots.explain(HOST + "/x", "b")[:2] == (False, 5)
@@ -681,3 +738,18 @@ def test_one_parsed_file_answers_many_threads_alike() -> None:
 def test_repr_is_short() -> None:
     robots = parse("user-agent: *\ndisallow: /x\nallow: /y\nsitemap: http://a/s.xml")
     assert repr(robots) == "<RobotsTxt groups=1 rules=2 sitemaps=1>"
+
+
+@pytest.mark.parametrize(
+    ("body", "agent", "name"),
+    [
+        ("user-agent: *\ndisallow: /x", "FooBot/1.0", "*"),
+        ("user-agent: FooBot\ndisallow: /x", "FooBot/1.0", "foobot"),
+        ("user-agent: *\ncrawl-delay: 1\nuser-agent: FooBot\ndisallow: /x", "foobot", "foobot"),
+        ("user-agent: *\ncrawl-delay: 1\nuser-agent: FooBot\ndisallow: /x", "Other", "*"),
+        ("user-agent: BarBot\ndisallow: /x", "FooBot", ""),
+        ("", "FooBot", ""),
+    ],
+)
+def test_group_name_says_which_groups_apply(body: str, agent: str, name: str) -> None:
+    assert parse(body).group_name(agent) == name

@@ -685,8 +685,13 @@ async def test_forbidden_line_names_the_deciding_rule_and_the_summary_counts_it(
         m for m in result.messages(logging.DEBUG) if m.startswith("Forbidden by robots.txt")
     ]
     robots = rules.url("/robots.txt")
-    expected = f'({robots} line 5: "Disallow: /private/", product token "MyBot")'
+    expected = f'({robots} line 5: "Disallow: /private/", group "mybot")'
     assert f"<GET {rules.url('/private/0')}> {expected}" in "\n".join(forbidden)
+    # A drop for an unreachable robots.txt says what it answered and since when.
+    [drop] = [m for m in result.messages(logging.INFO) if m.startswith("Dropped")]
+    assert drop.startswith(f"Dropped <GET {down.url('/z')}>: robots.txt unreachable for ")
+    assert "[robots.txt: HTTP 503; unreachable since 20" in drop
+    assert drop.endswith(" UTC, 1 attempt(s)]")
     [block] = [m for m in result.messages(logging.INFO) if m.startswith("robots.txt summary:")]
     lines = block.splitlines()
     assert (

@@ -1,0 +1,233 @@
+"""Crawl-delay and Request-rate pacing (``ROBOTSTXT_CRAWL_DELAY``), measured at the server.
+
+Real crawls against loopback sites that record when each request arrives.
+Each origin's pages use a download slot of their own (``download_slot``
+meta), so one crawl measures several origins side by side; the gaps between
+consecutive arrivals of a slot must never fall below the delay its
+robots.txt asks (minus a small tolerance for the loopback round trip), with
+and without Scrapy's jitter and with AutoThrottle lowering delays after
+every response.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from itertools import pairwise
+from typing import Any
+
+import pytest
+import pytest_twisted
+from scrapy import Request
+
+from middleware_support import (
+    ChainSpider,
+    MovableClock,
+    clocked,
+    robots_settings,
+    robots_stats,
+    then,
+)
+from servers import CrawlResult, Reply, Site, run_crawl
+
+# Arrivals may come this much closer than the delay: the loopback round trip
+# and the reactor turn between Scrapy's send and the server's clock.
+TOLERANCE = 0.06
+PAGES = 4
+
+# Name -> (robots.txt body, the delay it asks for; None: no pacing).
+ORIGINS: dict[str, tuple[bytes, float | None]] = {
+    "crawl_delay": (b"User-agent: *\nCrawl-delay: 1\nDisallow: /private\n", 1.0),
+    "request_rate": (b"User-agent: *\nRequest-rate: 2/1s\nDisallow: /private\n", 0.5),
+    "both": (b"User-agent: *\nCrawl-delay: 0.3\nRequest-rate: 1/0.7s\nDisallow: /x\n", 0.7),
+    "capped": (b"User-agent: *\nCrawl-delay: 120\nDisallow: /x\n", 1.2),  # the cap below
+    "none": (b"User-agent: *\nDisallow: /private\n", None),
+}
+CAP = 1.2
+
+AUTOTHROTTLE = {
+    "AUTOTHROTTLE_ENABLED": True,
+    "AUTOTHROTTLE_START_DELAY": 0.05,
+    "AUTOTHROTTLE_TARGET_CONCURRENCY": 16.0,
+}
+
+
+def jitter(on: bool) -> dict[str, Any]:
+    """The installed Scrapy's jitter setting (2.19 deprecates RANDOMIZE_DOWNLOAD_DELAY)."""
+    import scrapy
+
+    if tuple(int(part) for part in scrapy.__version__.split(".")[:2]) >= (2, 19):
+        return {"DOWNLOAD_DELAY_JITTER": 0.5 if on else 0.0}
+    return {"RANDOMIZE_DOWNLOAD_DELAY": on}
+
+
+def gaps(times: list[float]) -> list[float]:
+    ordered = sorted(times)
+    return [later - earlier for earlier, later in pairwise(ordered)]
+
+
+def page_times(site: Site) -> list[float]:
+    return [record.at for record in site.requests() if record.path.startswith("/page")]
+
+
+def _pages(site: Site, slot: str, count: int = PAGES) -> list[Request]:
+    return [
+        Request(site.url(f"/page{i}"), meta={"download_slot": slot}, dont_filter=True)
+        for i in range(count)
+    ]
+
+
+async def _crawl(start: list[Request], **settings: Any) -> CrawlResult:
+    merged = {"ROBOTSTXT_CRAWL_DELAY": True, "ROBOTSTXT_CRAWL_DELAY_MAX": CAP, **settings}
+    return await run_crawl(robots_settings(**merged), start, timeout=90)
+
+
+@pytest.mark.parametrize(
+    ("jittered", "autothrottle"),
+    [
+        pytest.param(False, False, id="no_jitter"),
+        pytest.param(True, False, id="jitter"),
+        pytest.param(True, True, id="jitter_autothrottle"),
+        pytest.param(False, True, id="autothrottle"),
+    ],
+)
+@pytest_twisted.ensureDeferred
+async def test_gaps_never_below_the_asked_delay(
+    make_site: Callable[..., Site], jittered: bool, autothrottle: bool
+) -> None:
+    sites = {name: make_site() for name in ORIGINS}
+    start: list[Request] = []
+    for name, (body, _) in ORIGINS.items():
+        sites[name].script("/robots.txt", Reply(200, body))
+        start += _pages(sites[name], name)
+    result = await _crawl(start, **jitter(jittered), **(AUTOTHROTTLE if autothrottle else {}))
+
+    assert len(result.downloaded) == len(start)
+    for name, (_, delay) in ORIGINS.items():
+        measured = gaps(page_times(sites[name]))
+        assert len(measured) == PAGES - 1
+        if delay is None:
+            # Not slowed: the pages go out together.
+            assert max(measured) < 0.3, (name, measured)
+        else:
+            assert min(measured) >= delay - TOLERANCE, (name, delay, measured)
+    stats = robots_stats(result)
+    assert stats["robotstxt/crawl_delay/origins"] == 4
+    assert stats["robotstxt/crawl_delay/capped"] == 1
+    capped = [m for m in result.messages(logging.INFO) if "ROBOTSTXT_CRAWL_DELAY_MAX" in m]
+    assert len(capped) == 1
+    assert "asks for 120 s between requests; applying 1.2 s" in capped[0]
+
+
+@pytest_twisted.ensureDeferred
+async def test_off_by_default_as_google_ignores_it(site: Site) -> None:
+    site.script("/robots.txt", Reply(200, b"User-agent: *\nCrawl-delay: 5\n"))
+    result = await run_crawl(robots_settings(), _pages(site, "slot"))
+    assert len(result.downloaded) == PAGES
+    assert max(gaps(page_times(site))) < 0.3
+    assert "robotstxt/crawl_delay/origins" not in result.stats
+
+
+@pytest_twisted.ensureDeferred
+async def test_origins_sharing_a_slot_get_the_largest_delay(
+    make_site: Callable[..., Site],
+) -> None:
+    # Two origins (two ports on 127.0.0.1) share the default slot: the host.
+    fast, slow = make_site(), make_site()
+    fast.script("/robots.txt", Reply(200, b"User-agent: *\nCrawl-delay: 0.3\n"))
+    slow.script("/robots.txt", Reply(200, b"User-agent: *\nCrawl-delay: 0.8\n"))
+    start = [Request(s.url(f"/page{i}")) for i in range(3) for s in (fast, slow)]
+    result = await _crawl(start, **jitter(False))
+    assert len(result.downloaded) == 6
+    arrivals = sorted(
+        [(t, "fast") for t in page_times(fast)] + [(t, "slow") for t in page_times(slow)]
+    )
+    first_slow = next(t for t, name in arrivals if name == "slow")
+    after = [t for t, _ in arrivals if t >= first_slow]
+    # From the first request of the slower origin on, the slot keeps its gap.
+    assert min(gaps(after)) >= 0.8 - TOLERANCE, gaps(after)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        pytest.param({"DOWNLOAD_DELAY": 0.9}, id="DOWNLOAD_DELAY"),
+        pytest.param({"DOWNLOAD_SLOTS": {"slot": {"delay": 0.9}}}, id="DOWNLOAD_SLOTS"),
+    ],
+)
+@pytest_twisted.ensureDeferred
+async def test_a_larger_configured_delay_is_never_lowered(
+    site: Site, settings: dict[str, Any]
+) -> None:
+    site.script("/robots.txt", Reply(200, b"User-agent: *\nCrawl-delay: 0.2\n"))
+    result = await _crawl(_pages(site, "slot", 3), **settings, **jitter(False))
+    assert len(result.downloaded) == 3
+    assert min(gaps(page_times(site))) >= 0.9 - TOLERANCE
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_product_tokens_group_decides(site: Site) -> None:
+    # Google's grouping: only a rule ends a group, so "*" and TestBot share
+    # one group with two delays; the largest (0.8) applies to TestBot.
+    site.script(
+        "/robots.txt",
+        Reply(
+            200,
+            b"User-agent: *\nCrawl-delay: 0.8\nUser-agent: TestBot\nCrawl-delay: 0.1\n"
+            b"Disallow: /private\nUser-agent: OtherBot\nCrawl-delay: 9\nDisallow: /\n",
+        ),
+    )
+    result = await _crawl(_pages(site, "slot", 3), **jitter(False))
+    assert len(result.downloaded) == 3
+    assert min(gaps(page_times(site))) >= 0.8 - TOLERANCE
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_refresh_that_changes_the_directive_changes_the_pacing(site: Site) -> None:
+    clock = MovableClock()
+    site.script(
+        "/robots.txt",
+        Reply(200, b"User-agent: *\nCrawl-delay: 0.8\n"),
+        Reply(200, b"User-agent: *\nCrawl-delay: 0.15\n"),
+    )
+
+    def later_pages(_: Any) -> list[Request]:
+        return _pages(site, "slot", 5)
+
+    def expire(_: Any) -> list[Request]:
+        clock.advance(86_400 + 1)  # the copy expires: the next request refreshes it
+        return [
+            Request(
+                site.url("/refresh"),
+                meta={"download_slot": "slot", **then(later_pages)},
+                dont_filter=True,
+            )
+        ]
+
+    def early_pages(_: Any) -> list[Request]:
+        last = {"download_slot": "slot", **then(expire)}
+        return [
+            Request(site.url("/page-early0"), meta={"download_slot": "slot"}),
+            Request(site.url("/page-early1"), meta=last),
+        ]
+
+    start = [Request(site.url("/first"), meta={"download_slot": "slot", **then(early_pages)})]
+    result = await run_crawl(
+        robots_settings(
+            middleware=clocked(clock),
+            ROBOTSTXT_CRAWL_DELAY=True,
+            **jitter(False),
+        ),
+        start,
+        spider_cls=ChainSpider,
+        timeout=60,
+    )
+    assert site.hits("/robots.txt") == 2
+    early = [r.at for r in site.requests() if r.path in ("/first", "/page-early0", "/page-early1")]
+    assert min(gaps(early)) >= 0.8 - TOLERANCE
+    late = [r.at for r in site.requests() if r.path.startswith("/page") and "early" not in r.path]
+    assert len(late) == 5
+    late_gaps = gaps(late)
+    assert min(late_gaps) >= 0.15 - TOLERANCE
+    assert max(late_gaps[-3:]) < 0.5, late_gaps  # no longer held to 0.8 s
+    assert len(result.downloaded) == 9
