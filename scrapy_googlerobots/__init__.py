@@ -15,17 +15,22 @@ __all__ = [
     "Addon",
     "GoogleRobotParser",
     "GoogleRobotsTxtMiddleware",
+    "RobotsDecision",
     "__version__",
+    "forbidden_by",
 ]
 
 _LAZY = {
     "GoogleRobotsTxtMiddleware": "scrapy_googlerobots.integration.middleware",
     "GoogleRobotParser": "scrapy_googlerobots.integration.parser",
     "Addon": "scrapy_googlerobots.integration.addon",
+    "RobotsDecision": "scrapy_googlerobots.integration.explain",
+    "forbidden_by": "scrapy_googlerobots.integration.explain",
 }
 
 if TYPE_CHECKING:
     from scrapy_googlerobots.integration.addon import Addon
+    from scrapy_googlerobots.integration.explain import RobotsDecision, forbidden_by
     from scrapy_googlerobots.integration.middleware import GoogleRobotsTxtMiddleware
     from scrapy_googlerobots.integration.parser import GoogleRobotParser
 

@@ -1,19 +1,20 @@
 """The crawl report: per origin, what robots.txt did, and per URL, crawled or blocked and why.
 
-The robots.txt middleware stays a black box. :class:`RobotsTxtRecorder`, a
-downloader middleware placed next to the downloader, sees every robots.txt
-exchange on the wire (retries and redirect hops included) and announces it
-with the :data:`robots_exchange` signal; the report re-reads the robots.txt
-that was served with the package's public parser to name the deciding line.
+Every "why" comes from the middleware itself: a forbidden request's errback
+gets a :class:`~scrapy_googlerobots.RobotsTxtForbidden` naming the deciding
+line, a crawled page is explained with
+:meth:`GoogleRobotsTxtMiddleware.explain`, and how each origin's robots.txt
+answered, with the rules that forbade the most, comes from its end-of-crawl
+summary. :class:`RobotsTxtRecorder`, a downloader middleware placed next to the
+downloader, adds what the middleware does not log in detail: each robots.txt
+exchange on the wire (retries and redirect hops included), announced with the
+:data:`robots_exchange` signal.
 """
 
 from __future__ import annotations
 
-import gzip
-import io
 import textwrap
 import time
-import zlib
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -22,8 +23,8 @@ from scrapy import Request
 from scrapy.crawler import Crawler
 from scrapy.http import Response
 
-from scrapy_googlerobots import GoogleRobotParser
-from scrapy_googlerobots.robotstxt import GOOGLE_MAX_SIZE, scan_lines
+from scrapy_googlerobots import RobotsDecision
+from scrapy_googlerobots.integration.summary import CrawlSummary
 
 #: Signal sent with ``exchange=`` an :class:`Exchange` for each robots.txt request.
 robots_exchange = object()
@@ -37,18 +38,7 @@ class Exchange:
     at: float
     status: int | None = None
     location: str | None = None
-    body: bytes | None = None
     error: str | None = None
-
-
-def _decoded(response: Response) -> bytes:
-    # The recorder sits before HttpCompressionMiddleware in the response chain.
-    encoding = (response.headers.get(b"Content-Encoding") or b"").lower()
-    if encoding in (b"gzip", b"x-gzip"):
-        return gzip.GzipFile(fileobj=io.BytesIO(response.body)).read(GOOGLE_MAX_SIZE)
-    if encoding == b"deflate":
-        return zlib.decompressobj().decompress(response.body, GOOGLE_MAX_SIZE)
-    return bytes(response.body[:GOOGLE_MAX_SIZE])
 
 
 class RobotsTxtRecorder:
@@ -68,19 +58,12 @@ class RobotsTxtRecorder:
         # Only the robots.txt middleware's own requests carry this flag here.
         if request.meta.get("dont_obey_robotstxt"):
             location = response.headers.get(b"Location")
-            body = None
-            if 200 <= response.status < 300:
-                try:
-                    body = _decoded(response)
-                except (OSError, EOFError, zlib.error):
-                    body = None
             self._send(
                 Exchange(
                     request.url,
                     time.monotonic(),
                     response.status,
                     location.decode("latin-1") if location else None,
-                    body,
                 )
             )
         return response
@@ -98,6 +81,8 @@ class PageOutcome:
     outcome: str = "pending"
     detail: str = ""
     at: float = 0.0
+    decision: RobotsDecision | None = None
+    """The middleware's explanation (None: it had none, e.g. the request was dropped)."""
 
 
 def _status_word(exchange: Exchange) -> str:
@@ -134,58 +119,57 @@ def _unreachable(exchange: Exchange) -> bool:
     return exchange.status is None or exchange.status == 429 or exchange.status >= 500
 
 
-def _meaning(final: Exchange | None) -> str:
-    if final is None or (final.status is None and final.error is None):
-        return ""
-    if _unreachable(final):
-        return "unreachable: everything waits"
-    assert final.status is not None
-    if 200 <= final.status < 300:
-        return "rules apply"
-    if 400 <= final.status < 500:
-        return "no robots.txt: everything allowed"
-    return "redirects not followed: everything allowed"
+#: What the middleware's summary says an origin's robots.txt answered, in words.
+MEANINGS = {
+    "2xx": "rules apply",
+    "redirected": "rules apply",
+    "too big": "rules apply (the first 500 KiB)",
+    "allow-all 4xx": "no robots.txt: everything allowed",
+    "unreachable": "unreachable: everything waits",
+}
+
+
+def _why(page: PageOutcome) -> str:
+    decision = page.decision
+    if decision is None:
+        return page.detail
+    if not decision.has_rules:
+        why = "no robots.txt"
+    elif decision.line:
+        why = f"line {decision.line}: {decision.directive}"
+    else:
+        why = "no matching rule"
+    if page.outcome in ("crawled", "blocked") and decision.allowed != (page.outcome == "crawled"):
+        why += "  (!) differs from what the middleware explains"
+    return f"{why} {page.detail}".rstrip()
 
 
 def render(
     user_agent: str,
     origins: list[tuple[str, str, list[PageOutcome]]],
     exchanges: list[Exchange],
+    summary: CrawlSummary,
     stats: dict[str, Any],
 ) -> str:
-    """The report text. ``origins`` is ``(title, origin URL, page outcomes)`` in crawl order."""
+    """The report text. ``origins`` is ``(title, origin URL, page outcomes)`` in crawl order;
+    ``summary`` is the middleware's :attr:`~GoogleRobotsTxtMiddleware.summary`."""
     out = [f"robots.txt report for User-Agent {user_agent!r}", ""]
     for title, origin, pages in origins:
-        history, final = robots_history(origin, exchanges)
-        meaning = _meaning(final)
+        history, _ = robots_history(origin, exchanges)
+        answer = summary.answer_for(origin)
+        meaning = MEANINGS.get(answer or "", "")
+        if answer == "redirected" and not any(
+            page.decision is not None and page.decision.has_rules for page in pages
+        ):
+            meaning = "redirected, no rules: everything allowed"
         out.append(f"{title} — {origin}")
         out.append(f"  robots.txt: {history}" + (f" — {meaning}" if meaning else ""))
-        parser = lines = None
-        if final is not None and final.body is not None:
-            parser = GoogleRobotParser(final.body)
-            lines = {
-                line.number: line.raw.decode("utf-8", "replace").strip()
-                for line in scan_lines(final.body)
-            }
         first = next((e for e in exchanges if e.url == f"{origin}/robots.txt"), None)
         waited_from = first if first is not None and _unreachable(first) else None
         for page in pages:
             parts = urlsplit(page.url)
             path = parts.path + (f"?{parts.query}" if parts.query else "")
-            why = page.detail
-            if parser is not None and lines is not None:
-                verdict = parser.explain(page.url, user_agent)
-                why = (
-                    f"line {verdict.line}: {lines[verdict.line]}"
-                    if verdict.line
-                    else ("no matching rule")
-                )
-                if page.outcome in ("crawled", "blocked") and verdict.allowed != (
-                    page.outcome == "crawled"
-                ):
-                    why += "  (!) differs from what these rules say"
-            elif meaning.startswith("no robots.txt"):
-                why = why or "no robots.txt"
+            why = _why(page)
             if waited_from is not None and page.outcome == "crawled":
                 why += f"  (after waiting {page.at - waited_from.at:.1f} s)"
             out.append(f"  {page.outcome:<8} {path:<26} {why}".rstrip())
@@ -195,6 +179,7 @@ def render(
         for page in pages:
             counts[page.outcome] = counts.get(page.outcome, 0) + 1
     out.append("Total: " + ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items())))
+    out += ["", "The middleware's own summary:", summary.render(stats), ""]
     robot_stats = {k: v for k, v in sorted(stats.items()) if k.startswith("robotstxt/")}
     if robot_stats:
         out += textwrap.wrap(

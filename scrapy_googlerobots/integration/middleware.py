@@ -41,6 +41,7 @@ from twisted.internet.defer import Deferred, fail, succeed
 
 from scrapy_googlerobots.integration.agents import AgentTokens
 from scrapy_googlerobots.integration.config import RobotsConfig
+from scrapy_googlerobots.integration.explain import RobotsDecision, explain_rules
 from scrapy_googlerobots.integration.fetcher import RobotsFetcher
 from scrapy_googlerobots.integration.fetching import FetchCoordinator
 from scrapy_googlerobots.integration.journal import attach_parked_journal
@@ -63,6 +64,7 @@ from scrapy_googlerobots.integration.summary import CrawlSummary
 from scrapy_googlerobots.integration.waiting_room import WaitingRoom, disallow_message
 from scrapy_googlerobots.policy.canonical import canonicalize_url
 from scrapy_googlerobots.policy.decision import Action, is_the_copy_waited_for
+from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.origin import origin_of
 from scrapy_googlerobots.policy.record import FetchTimings, ParsedRulesCache
 from scrapy_googlerobots.stores.factory import build_store
@@ -360,6 +362,29 @@ class GoogleRobotsTxtMiddleware:
         if waiting:
             self._reporter.waiting_at_close(waiting)
         self._store.close()
+
+    def explain(self, request: Request) -> RobotsDecision | None:
+        """Why robots.txt lets ``request`` through or not, by the copy this crawl holds.
+
+        None when there is nothing to explain: the URL has no robots.txt
+        (``data:``, ``file:`` ...), or none has been fetched for its origin
+        (not yet, or only failures: see the unreachable rules). The copy may be
+        past its lifetime; the next request of the origin refreshes it.
+        """
+        ref = self._origin_ref(request.url)
+        if ref is None:
+            return None
+        record = self._store.get(ref.key)
+        if record is None or record.outcome is FetchOutcome.UNREACHABLE:
+            return None
+        token = self._fixed_token
+        if token is None:
+            token = self._agents.of(request)
+        canonical = canonicalize_url(request.url)
+        robots_url = ref.origin.robots_url
+        if record.outcome is FetchOutcome.ALLOW_ALL:
+            return RobotsDecision(canonical, robots_url, True, 0, None, "", token, has_rules=False)
+        return explain_rules(self._rules_of(record), canonical, token, robots_url)
 
     @property
     def summary(self) -> CrawlSummary:

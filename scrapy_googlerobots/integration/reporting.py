@@ -17,6 +17,13 @@ from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.log import failure_to_exc_info
 from twisted.python.failure import Failure
 
+from scrapy_googlerobots.integration.explain import (
+    FORBIDDEN_MESSAGE,
+    RobotsDecision,
+    explain_rules,
+    forbidden,
+    forbidden_by,
+)
 from scrapy_googlerobots.integration.summary import CrawlSummary
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 
@@ -34,9 +41,6 @@ __all__ = ["FORBIDDEN_MESSAGE", "Reporter"]
 
 # The middleware's log lines carry this logger's name (users filter on it).
 logger = logging.getLogger("scrapy_googlerobots.integration.middleware")
-
-FORBIDDEN_MESSAGE = "Forbidden by robots.txt"
-"""The ``IgnoreRequest`` message of a disallowed request, as Scrapy's stock middleware."""
 
 
 class Reporter:
@@ -74,28 +78,25 @@ class Reporter:
         """
         self.stats.inc_value("robotstxt/forbidden")
         key = (origin.key, line)
-        if not self.summary.count_forbidden(key):
-            # A rule not seen yet (or a debug log to write): look up its text once.
-            self.summary.name_rule(key, origin.origin.robots_url, rules.explain(url, token).rule)
-        if logger.isEnabledFor(logging.DEBUG):
-            named = self.summary.rules.get(key)
-            robots_url, rule = named or (
-                origin.origin.robots_url,
-                rules.explain(url, token).rule or "",
-            )
+        robots_url = origin.origin.robots_url
+
+        def decision() -> RobotsDecision:
+            return explain_rules(rules, url, token, robots_url)
+
+        error = forbidden(decision)
+        named = self.summary.count_forbidden(key)
+        debug = logger.isEnabledFor(logging.DEBUG)
+        if debug or not named:
+            explained = forbidden_by(error)  # worked out once, kept on the exception
+            assert explained is not None
+            self.summary.name_rule(key, robots_url, explained.rule)
+        if debug:
             logger.debug(
-                "Forbidden by robots.txt: %(request)s (%(robots)s line %(line)d: "
-                '"Disallow: %(rule)s", group "%(group)s")',
-                {
-                    "request": request,
-                    "robots": robots_url,
-                    "line": line,
-                    "rule": rule,
-                    "group": rules.group_name(token),
-                },
+                "Forbidden by robots.txt: %(request)s (%(decision)s)",
+                {"request": request, "decision": explained},
                 extra=self._extra,
             )
-        return IgnoreRequest(FORBIDDEN_MESSAGE)
+        return error
 
     def crawl_summary(self) -> None:
         """Log the end-of-crawl INFO block."""

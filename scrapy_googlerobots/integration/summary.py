@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
+from scrapy_googlerobots.policy.origin import origin_of
 
 if TYPE_CHECKING:
     from scrapy_googlerobots.integration.fetcher import FetchResult
@@ -52,6 +53,14 @@ class CrawlSummary:
         if result.outcome is FetchOutcome.RULES:
             return "2xx"
         return "allow-all 4xx"
+
+    def answer_for(self, url: str) -> str | None:
+        """How the robots.txt of the origin of ``url`` answered; None if it was not asked."""
+        try:
+            origin = origin_of(url)
+        except ValueError:
+            return None
+        return None if origin is None else self.answers.get(origin.key)
 
     def fetched(self, origin: str, result: FetchResult) -> None:
         self.answers[origin] = self.answer_of(result)

@@ -19,6 +19,8 @@ import pytest_twisted
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
 
+from scrapy_googlerobots import RobotsDecision, forbidden_by
+
 from middleware_support import (
     CAN_PARK,
     our_middleware,
@@ -709,6 +711,61 @@ async def test_forbidden_line_names_the_deciding_rule_and_the_summary_counts_it(
     assert lines[4].split() == ["1", rules.url("/robots.txt"), "line", "6:", "Disallow:", "/tmp"]
     summary = our_middleware(result.crawler).summary
     assert summary.answers[f"http://127.0.0.1:{down.port}"] == "unreachable"
+    assert summary.answer_for(down.url("/any/page")) == "unreachable"
+    assert summary.answer_for(missing.url("/")) == "allow-all 4xx"
+    assert summary.answer_for("data:,x") is None
+
+
+@pytest_twisted.ensureDeferred
+async def test_errbacks_and_explain_name_the_deciding_rule(
+    make_site: Callable[..., Site],
+) -> None:
+    # Issue 12: code (the example project's report) reads the decision from the
+    # product instead of parsing robots.txt again.
+    rules, missing = make_site(), make_site()
+    rules.script(
+        "/robots.txt",
+        Reply(200, b"User-agent: *\nDisallow: /\n\nUser-agent: mybot\nAllow: /ok\nDisallow: /no\n"),
+    )
+    missing.script("/robots.txt", Reply(404))
+    urls = [rules.url("/no/1"), rules.url("/ok/2"), rules.url("/other"), missing.url("/x")]
+    explained: dict[str, RobotsDecision | None] = {}
+    not_fetched: list[RobotsDecision | None] = []
+    explained_data = None
+
+    def on_response(response: Any, request: Any, spider: Any) -> None:
+        # While the crawl runs: the store is emptied when the spider closes.
+        nonlocal explained_data
+        middleware = our_middleware(spider.crawler)
+        explained[request.url] = middleware.explain(request)
+        if not not_fetched:
+            not_fetched.append(middleware.explain(Request(make_site().url("/a"))))
+            explained_data = middleware.explain(Request("data:,hello"))
+
+    settings = robots_settings(ROBOTSTXT_USER_AGENT="MyBot/1.0", RETRY_ENABLED=False)
+    spider = spider_with_signals(response_received=on_response)
+    result = await run_crawl(settings, urls, spider_cls=spider, timeout=30)
+    assert sorted(result.downloaded) == sorted([rules.url("/ok/2"), rules.url("/other"), urls[3]])
+    [failure] = result.failed(urls[0])
+    # Scrapy's own exception and message: stats and code written for the stock class agree.
+    assert type(failure.value) is IgnoreRequest
+    assert str(failure.value) == "Forbidden by robots.txt"
+    stat = "downloader/exception_type_count/scrapy.exceptions.IgnoreRequest"
+    assert result.stats[stat] == 1
+    robots = rules.url("/robots.txt")
+    decision = forbidden_by(failure)
+    assert decision == RobotsDecision(urls[0], robots, False, 6, "/no", "mybot", "MyBot")
+    assert forbidden_by(failure.value) is decision
+    assert str(decision) == f'{robots} line 6: "Disallow: /no", group "mybot"'
+    assert forbidden_by(IgnoreRequest("Forbidden by robots.txt")) is None
+
+    ok, other, none = (explained[url] for url in urls[1:])
+    assert ok is not None and (ok.allowed, ok.line, ok.directive) == (True, 5, "Allow: /ok")
+    assert other is not None and (other.allowed, other.line, other.rule) == (True, 0, None)
+    assert str(other) == f"{robots}: no rule matched"
+    assert none is not None and (none.allowed, none.has_rules) == (True, False)
+    assert not_fetched == [None]
+    assert explained_data is None
 
 
 @pytest_twisted.ensureDeferred

@@ -24,6 +24,7 @@ from twisted.python.failure import Failure
 
 from demo_project.demoweb import DemoWeb
 from demo_project.report import Exchange, PageOutcome, render, robots_exchange
+from scrapy_googlerobots import GoogleRobotsTxtMiddleware, forbidden_by
 
 
 def _origin(url: str) -> str:
@@ -43,6 +44,7 @@ class DemoSpider(scrapy.Spider):
         # origin URL -> (title, pages in request order)
         self.origins: dict[str, tuple[str, list[PageOutcome]]] = {}
         self.pages: dict[str, PageOutcome] = {}
+        self._robots: GoogleRobotsTxtMiddleware | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> DemoSpider:
@@ -50,6 +52,23 @@ class DemoSpider(scrapy.Spider):
         crawler.signals.connect(spider.on_robots_exchange, signal=robots_exchange)
         crawler.signals.connect(spider.on_spider_closed, signal=signals.spider_closed)
         return spider
+
+    @property
+    def robots(self) -> GoogleRobotsTxtMiddleware:
+        """The crawl's robots.txt middleware, which explains its decisions."""
+        if self._robots is None:
+            if hasattr(self.crawler, "get_downloader_middleware"):  # Scrapy >= 2.12
+                found = self.crawler.get_downloader_middleware(GoogleRobotsTxtMiddleware)
+            else:
+                assert self.crawler.engine is not None
+                middlewares = self.crawler.engine.downloader.middleware.middlewares
+                found = next(
+                    (m for m in middlewares if isinstance(m, GoogleRobotsTxtMiddleware)), None
+                )
+            if found is None:
+                raise RuntimeError("GoogleRobotsTxtMiddleware is not enabled (see settings.py)")
+            self._robots = found
+        return self._robots
 
     # -- requests ---------------------------------------------------------------
 
@@ -89,6 +108,7 @@ class DemoSpider(scrapy.Spider):
     def parse(self, response: Response, **kwargs: Any) -> Iterator[scrapy.Request]:
         page = self.pages[response.request.url]
         page.outcome, page.at = "crawled", time.monotonic()
+        page.decision = self.robots.explain(response.request)
         if not self.start_url:
             return
         try:
@@ -104,15 +124,16 @@ class DemoSpider(scrapy.Spider):
                     yield request
 
     def on_error(self, failure: Failure) -> None:
-        page = self.pages[failure.request.url]  # type: ignore[attr-defined]
-        if failure.check(IgnoreRequest):
-            message = str(failure.value)
-            if message == "Forbidden by robots.txt":
-                page.outcome = "blocked"
-            else:
-                page.outcome, page.detail = "dropped", message
+        request = failure.request  # type: ignore[attr-defined]
+        page = self.pages[request.url]
+        decision = forbidden_by(failure)
+        if decision is not None:
+            page.outcome, page.decision = "blocked", decision
+        elif failure.check(IgnoreRequest):
+            page.outcome, page.detail = "dropped", str(failure.value)
         elif failure.check(HttpError):
             page.outcome, page.at = "crawled", time.monotonic()
+            page.decision = self.robots.explain(request)
             page.detail = f"(page answered HTTP {failure.value.response.status})"
         else:
             page.outcome, page.detail = "failed", failure.getErrorMessage()
@@ -126,6 +147,7 @@ class DemoSpider(scrapy.Spider):
         )
         origins = [(title, origin, pages) for origin, (title, pages) in self.origins.items()]
         stats = self.crawler.stats.get_stats() if self.crawler.stats else {}
-        print(render(user_agent, origins, self.exchanges, stats), flush=True)
+        summary = self.robots.summary
+        print(render(user_agent, origins, self.exchanges, summary, stats), flush=True)
         if self.web is not None:
             await maybe_deferred_to_future(self.web.stop())
