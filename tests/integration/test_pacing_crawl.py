@@ -106,6 +106,10 @@ async def test_gaps_never_below_the_asked_delay(
     for name, (_, delay) in ORIGINS.items():
         measured = gaps(page_times(sites[name]))
         assert len(measured) == PAGES - 1
+        # Shown with ``pytest -s``: the figures the closing note quotes.
+        print(
+            f"pacing {jittered=} {autothrottle=} {name}: asked {delay}, min gap {min(measured):.3f}"
+        )
         if delay is None:
             # Not slowed: the pages go out together.
             assert max(measured) < 0.3, (name, measured)
@@ -145,6 +149,7 @@ async def test_origins_sharing_a_slot_get_the_largest_delay(
     first_slow = next(t for t, name in arrivals if name == "slow")
     after = [t for t, _ in arrivals if t >= first_slow]
     # From the first request of the slower origin on, the slot keeps its gap.
+    print(f"pacing shared slot (0.3 and 0.8): min gap {min(gaps(after)):.3f}")
     assert min(gaps(after)) >= 0.8 - TOLERANCE, gaps(after)
 
 
