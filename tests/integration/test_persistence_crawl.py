@@ -275,6 +275,12 @@ async def test_redis_killed_mid_crawl(
         kill_after=6,
         redis=redis_server,
     )
+    print(
+        f"figure: Redis SIGKILLed mid-crawl: {len(start)} requests, "
+        f"{len(result.downloaded)} crawled, {result.stats.get('robotstxt/forbidden')} forbidden, "
+        f"{result.stats.get('robotstxt/unreachable/dropped', 0)} dropped, "
+        f"{result.stats.get('robotstxt/parked/at_close', 0)} left parked"
+    )
     assert sorted(result.downloaded) == sorted(u for u in start if "/private" not in u)
     assert [site.hits("/robots.txt") for site in sites] == [1, 1, 1, 1]
     store_log = result.messages(logging.INFO, logger="scrapy_googlerobots.stores.layered")
@@ -340,7 +346,7 @@ async def test_dead_lease_holder_is_replaced_after_lease_expiry(
     # The first robots.txt request hangs: its worker holds the lease when killed.
     site.script("/robots.txt", Reply.hang(), Reply(200, ROBOTS))
     urls = [site.url("/a"), site.url("/private/x")]
-    # Lease TTL = (DOWNLOAD_TIMEOUT + 10) * (RETRY_TIMES + 1) = 11 s.
+    # The lease is ROBOTSTXT_FETCH_LEASE_TTL (15 s), renewed only while its holder lives.
     config = worker_config(redis_server, urls, DOWNLOAD_TIMEOUT=1)
     holder = ScriptProcess(HERE, config)
     await site.wait_for_hits("/robots.txt", 1, timeout=60)
@@ -353,6 +359,10 @@ async def test_dead_lease_holder_is_replaced_after_lease_expiry(
     assert successor["downloaded"] == [site.url("/a")]
     assert successor["stats"]["robotstxt/fetch_lease/waits"] >= 1
     # Generous bound: it waited for the lease, and not for ever.
+    print(
+        "figure: worker SIGKILLed holding a lease; the other's crawl ended "
+        f"{time.monotonic() - killed_at:.1f} s later"
+    )
     assert time.monotonic() - killed_at < 60
 
 

@@ -79,6 +79,11 @@ async def test_sigint_stops_a_crawl_with_every_origin_in_backoff(
         for record in site.requests("/robots.txt")
         if record.at > signalled + 1.0
     ]
+    print(
+        f"figure: SIGINT stop after {stopped_after:.2f} s; {len(urls)} waiting requests: "
+        f"{len(report['errbacks'])} errbacks, {len(report['downloaded'])} downloaded; "
+        f"{len(late)} robots.txt attempts started after the signal"
+    )
     assert late == [], f"{len(late)} robots.txt attempts started after SIGINT"
     # Every waiting request got its errback exactly once; none was crawled or lost.
     assert report["downloaded"] == []
