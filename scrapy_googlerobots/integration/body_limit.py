@@ -29,7 +29,16 @@ class BodyLimit:
     :meth:`start` resets it at each response's headers.
     """
 
-    __slots__ = ("decoded", "inflater", "max_size", "raw", "started", "truncated", "unsupported")
+    __slots__ = (
+        "decoded",
+        "inflater",
+        "listening",
+        "max_size",
+        "raw",
+        "started",
+        "truncated",
+        "unsupported",
+    )
 
     def __init__(self, max_size: int) -> None:
         self.max_size = max_size
@@ -39,6 +48,8 @@ class BodyLimit:
         self.decoded = bytearray()
         self.truncated = False
         self.unsupported: str | None = None
+        # Set by the fetcher while its bytes_received handler counts this download.
+        self.listening = False
 
     def start(self, headers: Headers) -> StopDownload | None:
         self.started = True
@@ -55,6 +66,20 @@ class BodyLimit:
             return None
         self.unsupported = b", ".join(encodings).decode("latin-1")
         return StopDownload(fail=True)
+
+    def needs_feeding(self, headers: Headers) -> bool:
+        """Whether the body must be counted as it arrives (after :meth:`start`).
+
+        Not when it comes unencoded with a ``Content-Length`` within the
+        limit: then the whole of it is what will arrive, and it is kept as is.
+        """
+        if self.inflater is not None:
+            return True
+        length = headers.get(b"Content-Length")
+        try:
+            return length is None or int(length) > self.max_size
+        except ValueError:
+            return True
 
     def feed(self, data: bytes) -> StopDownload | None:
         self.raw += len(data)

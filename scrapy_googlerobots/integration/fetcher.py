@@ -94,9 +94,13 @@ class RobotsFetcher:
         self.crawler = crawler
         self.config = config
         self._stats = crawler.stats
-        # robots.txt downloads in flight; the size handlers are connected only
-        # while there is one, so other downloads pay nothing for them.
+        # robots.txt downloads in flight, and those whose body is counted as it
+        # arrives: headers_received is connected only while there is one of
+        # the first, bytes_received while there is one of the second (a
+        # robots.txt with a Content-Length within the limit needs no counting),
+        # so page downloads pay for neither most of the time.
         self._in_flight = 0
+        self._feeding = 0
 
     def start(self, origin: Origin) -> Download:
         """Start downloading ``origin``'s robots.txt now; :meth:`fetch` takes it from there."""
@@ -202,6 +206,11 @@ class RobotsFetcher:
             return self._failed(url, exc)
         finally:
             self._unlisten()
+            if limit.listening:
+                limit.listening = False
+                self._feeding -= 1
+                if not self._feeding:
+                    self.crawler.signals.disconnect(self._on_bytes, signal=signals.bytes_received)
         if limit.started and limit.inflater is not None:
             body = limit.body()
         else:
@@ -250,24 +259,26 @@ class RobotsFetcher:
 
     def _listen(self) -> None:
         if not self._in_flight:
-            signal_manager = self.crawler.signals
-            signal_manager.connect(self._on_headers, signal=signals.headers_received)
-            signal_manager.connect(self._on_bytes, signal=signals.bytes_received)
+            self.crawler.signals.connect(self._on_headers, signal=signals.headers_received)
         self._in_flight += 1
 
     def _unlisten(self) -> None:
         self._in_flight -= 1
         if not self._in_flight:
-            signal_manager = self.crawler.signals
-            signal_manager.disconnect(self._on_headers, signal=signals.headers_received)
-            signal_manager.disconnect(self._on_bytes, signal=signals.bytes_received)
+            self.crawler.signals.disconnect(self._on_headers, signal=signals.headers_received)
 
     def _on_headers(self, headers: Headers, request: Request, **_: Any) -> None:
         limit = request.meta.get(LIMIT_META)
-        if limit is not None:
-            stop = limit.start(headers)
-            if stop is not None:
-                raise stop
+        if limit is None:
+            return
+        stop = limit.start(headers)
+        if stop is not None:
+            raise stop
+        if not limit.listening and limit.needs_feeding(headers):
+            limit.listening = True
+            if not self._feeding:
+                self.crawler.signals.connect(self._on_bytes, signal=signals.bytes_received)
+            self._feeding += 1
 
     def _on_bytes(self, data: bytes, request: Request, **_: Any) -> None:
         limit = request.meta.get(LIMIT_META)

@@ -285,7 +285,6 @@ class Reporter:
         previous: PolicyRecord | None,
         waiting: int,
     ) -> None:
-        extra = self._extra
         if previous is not None and previous.unreachable_since is not None:
             logger.info(
                 "robots.txt of %(origin)s is reachable again after %(outage).0f s "
@@ -296,8 +295,10 @@ class Reporter:
                     "reason": result.reason,
                     "waiting": waiting,
                 },
-                extra=extra,
+                extra=self._extra,
             )
+        if not logger.isEnabledFor(logging.DEBUG):
+            return
         logger.debug(
             "robots.txt of %(origin)s: %(reason)s%(via)s, %(what)s, fresh for %(ttl).0f s",
             {
@@ -311,7 +312,7 @@ class Reporter:
                 ),
                 "ttl": record.expires_at - record.fetched_at,
             },
-            extra=extra,
+            extra=self._extra,
         )
 
     def _unreachable(

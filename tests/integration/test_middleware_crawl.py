@@ -625,30 +625,51 @@ async def test_robots_request_goes_through_other_middlewares(site: Site) -> None
     assert site.requests("/robots.txt")[0].header("X-Seen-By") == "recorder"
 
 
+@pytest.mark.parametrize(
+    ("encoded", "counted"),
+    [
+        # Content-Length within the limit: the body needs no counting as it arrives.
+        pytest.param(False, False, id="plain"),
+        # Compressed: inflated (and capped) as it arrives.
+        pytest.param(True, True, id="gzip"),
+    ],
+)
 @pytest_twisted.ensureDeferred
-async def test_size_handlers_listen_only_while_a_robots_txt_download_runs(site: Site) -> None:
-    # Issue 11: the bytes_received / headers_received handlers that cap
-    # robots.txt are connected while one downloads, so pages pay nothing for them.
+async def test_size_handlers_listen_only_while_a_robots_txt_download_needs_them(
+    site: Site, encoded: bool, counted: bool
+) -> None:
+    # Issue 11: the headers_received / bytes_received handlers that cap
+    # robots.txt are connected only while a robots.txt download needs them,
+    # so page downloads pay nothing for them.
     from pydispatch import dispatcher
     from scrapy import signals
 
     from scrapy_googlerobots.integration.fetcher import RobotsFetcher
 
-    site.script("/robots.txt", Reply(200, b"User-agent: *\nDisallow: /no\n"))
-    listening: dict[str, bool] = {}
+    body = b"User-agent: *\nDisallow: /no\n"
+    if encoded:
+        site.script("/robots.txt", Reply(200, gzip_bytes(body), {"Content-Encoding": "gzip"}))
+    else:
+        site.script("/robots.txt", Reply(200, body))
+    listening: dict[str, tuple[bool, bool]] = {}
+
+    def ours(signal: Any, crawler: Any) -> bool:
+        receivers = dispatcher.liveReceivers(
+            dispatcher.getAllReceivers(crawler.signals.sender, signal)
+        )
+        return any(isinstance(getattr(r, "__self__", None), RobotsFetcher) for r in receivers)
 
     def on_response(response: Any, request: Any, spider: Any) -> None:
-        receivers = dispatcher.liveReceivers(
-            dispatcher.getAllReceivers(spider.crawler.signals.sender, signals.bytes_received)
+        listening[response.url.rsplit("/", 1)[-1]] = (
+            ours(signals.headers_received, spider.crawler),
+            ours(signals.bytes_received, spider.crawler),
         )
-        ours = any(isinstance(getattr(r, "__self__", None), RobotsFetcher) for r in receivers)
-        listening[response.url.rsplit("/", 1)[-1]] = ours
 
     spider = spider_with_signals(response_received=on_response)
-    urls = [site.url("/a"), site.url("/b")]
+    urls = [site.url("/a"), site.url("/b"), site.url("/no/x")]
     result = await run_crawl(robots_settings(), urls, spider_cls=spider, timeout=30)
-    assert sorted(result.downloaded) == urls
-    assert listening == {"robots.txt": True, "a": False, "b": False}
+    assert sorted(result.downloaded) == urls[:2]
+    assert listening == {"robots.txt": (True, counted), "a": (False, False), "b": (False, False)}
 
 
 @pytest_twisted.ensureDeferred

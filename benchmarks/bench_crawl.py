@@ -1,0 +1,323 @@
+"""What a real crawl costs: CPU of whole Scrapy crawls without robots.txt, with Scrapy's stock
+middleware (Protego) and with ours, on the same loopback web.
+
+A server process (twisted.web, this file's ``serve`` mode) listens on one port
+per origin on 127.0.0.1 (each port is an origin, with its own robots.txt taken
+from ``../shared/corpus/robotstxt``) and answers every other path with a small
+HTML page. Each crawl is a fresh Python process (this file's ``crawl`` mode)
+running ``scrapy.crawler.CrawlerProcess`` over the workload's URLs; it reports
+its own CPU time (user + system, from the crawler's creation to the end of the
+crawl, imports excluded as they are the same for all three).
+
+Workloads (page paths come from each origin's own robots.txt rules, so some
+are disallowed, plus generic paths):
+
+- dense: 150 origins x 20 pages
+- broad: 800 origins x 2 pages
+
+Each round runs the three variants (none / stock / ours) in a rotating order;
+ratios are paired per round, and the table shows their median and spread.
+
+Run from the repository root: ``python benchmarks/bench_crawl.py``
+(``--rounds N``, ``--workload dense|broad``). ``--check`` exits 1 unless
+ours/stock <= 1.00 on both workloads and ours/none <= 1.08 on the dense one
+(medians). ``--profile VARIANT`` profiles one crawl of that variant (the first
+``--workload``, dense by default).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "robotstxt"
+WORKLOADS = {"dense": (150, 20), "broad": (800, 2)}
+VARIANTS = ("none", "stock", "ours")
+USER_AGENT = "BenchBot/1.0 (+https://bench.example/bot)"
+GENERIC = ("/", "/index.html", "/about/team/", "/search?q=robots&page=2", "/blog/2024/06/post")
+RULE = re.compile(rb"(?im)^[ \t]*(?:dis)?allow[ \t]*:[ \t]*(/[^\s#]*)")
+PAGE = b"<!doctype html><title>page</title>" + b"<p>Lorem ipsum dolor sit amet.</p>" * 40
+
+COMMON_SETTINGS: dict[str, Any] = {
+    "USER_AGENT": USER_AGENT,
+    "LOG_LEVEL": "WARNING",
+    "TELNETCONSOLE_ENABLED": False,
+    # Every origin is 127.0.0.1 (one Scrapy slot): let the whole crawl run wide.
+    "CONCURRENT_REQUESTS": 32,
+    "CONCURRENT_REQUESTS_PER_DOMAIN": 32,
+    "RETRY_ENABLED": False,
+}
+VARIANT_SETTINGS: dict[str, dict[str, Any]] = {
+    "none": {"ROBOTSTXT_OBEY": False},
+    "stock": {"ROBOTSTXT_OBEY": True},
+    "ours": {
+        "ROBOTSTXT_OBEY": True,
+        "DOWNLOADER_MIDDLEWARES": {
+            "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+            "scrapy_googlerobots.GoogleRobotsTxtMiddleware": 100,
+        },
+    },
+}
+
+
+# -- the server process -----------------------------------------------------------
+
+
+def serve(files: list[str]) -> None:
+    """Listen on one port per robots.txt file; print the ports; stop when stdin closes."""
+    from twisted.internet import reactor
+    from twisted.web.resource import Resource
+    from twisted.web.server import Site
+
+    class Origin(Resource):
+        isLeaf = True
+
+        def __init__(self, robots: bytes) -> None:
+            super().__init__()
+            self.robots = robots
+
+        def render_GET(self, request: Any) -> bytes:
+            if request.path == b"/robots.txt":
+                request.setHeader(b"Content-Type", b"text/plain")
+                return self.robots
+            request.setHeader(b"Content-Type", b"text/html")
+            return PAGE
+
+    ports = []
+    for name in files:
+        site = Site(Origin((CORPUS / name).read_bytes()))
+        site.displayTracebacks = False
+        site.noisy = False
+        port = reactor.listenTCP(0, site, interface="127.0.0.1")  # type: ignore[attr-defined]
+        ports.append(port.getHost().port)
+    print(json.dumps(ports), flush=True)
+
+    def wait_for_eof() -> None:
+        sys.stdin.read()
+        reactor.callFromThread(reactor.stop)  # type: ignore[attr-defined]
+
+    threading.Thread(target=wait_for_eof, daemon=True).start()
+    reactor.run()  # type: ignore[attr-defined]
+
+
+class Server:
+    """The server process, for one workload's origins."""
+
+    def __init__(self, files: list[str]) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, "serve", json.dumps(files)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        self.ports: list[int] = json.loads(self.process.stdout.readline())
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
+
+
+# -- the crawler process ---------------------------------------------------------
+
+
+def crawl(variant: str, work: str, profile: bool) -> None:
+    """Crawl the URLs in ``work`` (a JSON file) with ``variant``; print CPU and counts."""
+    from scrapy import Request, Spider
+    from scrapy.crawler import CrawlerProcess
+
+    urls: list[str] = json.loads(Path(work).read_text())
+    outcome: dict[str, Any] = {}
+
+    class BenchSpider(Spider):
+        name = "bench"
+
+        async def start(self) -> Any:  # Scrapy >= 2.13
+            for request in self.start_requests():
+                yield request
+
+        def start_requests(self) -> Any:
+            for url in urls:
+                yield Request(url, callback=self.parse, errback=self.failed)
+
+        def parse(self, response: Any) -> None:
+            outcome["crawled"] = outcome.get("crawled", 0) + 1
+
+        def failed(self, failure: Any) -> None:
+            outcome["failed"] = outcome.get("failed", 0) + 1
+
+    settings = {**COMMON_SETTINGS, **VARIANT_SETTINGS[variant]}
+    profiler = None
+    if profile:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+    started = os.times()
+    process = CrawlerProcess(settings)
+    crawler = process.create_crawler(BenchSpider)
+    process.crawl(crawler)
+    process.start()
+    ended = os.times()
+    if profiler is not None:
+        import pstats
+
+        profiler.disable()
+        profiler.dump_stats(Path(tempfile.gettempdir()) / f"bench_crawl_{variant}.prof")
+        view = pstats.Stats(profiler, stream=sys.stderr)
+        view.sort_stats("tottime").print_stats(25)
+        # Where robots.txt work goes: the middlewares' own functions by cumulative time.
+        view.sort_stats("cumulative").print_stats("robotstxt|googlerobots|protego", 25)
+    stats = crawler.stats.get_stats() if crawler.stats else {}
+    outcome["cpu"] = (ended.user - started.user) + (ended.system - started.system)
+    outcome["wall"] = ended.elapsed - started.elapsed
+    outcome["robots"] = stats.get("robotstxt/request_count", 0)
+    outcome["forbidden"] = stats.get("robotstxt/forbidden", 0)
+    print(json.dumps(outcome), flush=True)
+
+
+def run_crawl(variant: str, work: Path, profile: bool = False) -> dict[str, Any]:
+    done = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "crawl",
+            variant,
+            str(work),
+            *(["--profile"] if profile else []),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    if done.returncode != 0 or not done.stdout.strip():
+        sys.exit(f"{variant} crawl failed:\n{done.stderr[-3000:]}")
+    if profile:
+        print(done.stderr)
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+# -- workloads and the table ------------------------------------------------------
+
+
+def workload(files: list[str], ports: list[int], pages: int) -> list[str]:
+    """``pages`` URLs per origin, paths from its own rules and generic ones, interleaved."""
+    per_origin: list[list[str]] = []
+    for index, (name, port) in enumerate(zip(files, ports, strict=True)):
+        rules = [r.decode("utf-8", "replace") for r in RULE.findall((CORPUS / name).read_bytes())]
+        paths: list[str] = []
+        for n in range(pages):
+            if rules and n % 4 == 0:
+                path = rules[(index + n) % len(rules)].replace("*", "x").rstrip("$") or "/"
+            else:
+                path = GENERIC[(index + n) % len(GENERIC)]
+            sep = "&" if "?" in path else "?"
+            paths.append(f"{path}{sep}n={n}")  # no URL twice (the duplicate filter)
+        per_origin.append([f"http://127.0.0.1:{port}{path}" for path in paths])
+    # Round-robin over origins, as a crawl discovering links would interleave them.
+    return [urls[n] for n in range(pages) for urls in per_origin]
+
+
+def spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.3f} ({min(values):.3f}-{max(values):.3f})"
+
+
+def measure(name: str, rounds: int) -> dict[str, float]:
+    origins, pages = WORKLOADS[name]
+    corpus = sorted(path.name for path in CORPUS.iterdir() if path.is_file())
+    files = [corpus[(i * 7) % len(corpus)] for i in range(origins)]
+    server = Server(files)
+    try:
+        urls = workload(files, server.ports, pages)
+        with tempfile.TemporaryDirectory() as folder:
+            work = Path(folder) / "urls.json"
+            work.write_text(json.dumps(urls))
+            cpu: dict[str, list[float]] = {v: [] for v in VARIANTS}
+            counts: dict[str, Any] = {}
+            for variant in VARIANTS:  # one untimed warm-up each (file caches, bytecode)
+                run_crawl(variant, work)
+            for number in range(rounds):
+                order = VARIANTS[number % 3 :] + VARIANTS[: number % 3]
+                for variant in order:
+                    result = run_crawl(variant, work)
+                    cpu[variant].append(result["cpu"])
+                    counts[variant] = result
+    finally:
+        server.close()
+    ours_stock = [o / s for o, s in zip(cpu["ours"], cpu["stock"], strict=True)]
+    ours_none = [o / n for o, n in zip(cpu["ours"], cpu["none"], strict=True)]
+    stock_none = [s / n for s, n in zip(cpu["stock"], cpu["none"], strict=True)]
+    print(f"\n{name}: {origins} origins x {pages} pages = {len(urls)} requests, {rounds} rounds")
+    for variant in VARIANTS:
+        result = counts[variant]
+        print(
+            f"  {variant:<6} CPU {spread(cpu[variant])} s   crawled {result.get('crawled', 0)}, "
+            f"robots.txt fetched {result['robots']}, forbidden {result['forbidden']}"
+        )
+    print(f"  ours/stock  {spread(ours_stock)}")
+    print(f"  ours/none   {spread(ours_none)}")
+    print(f"  stock/none  {spread(stock_none)}")
+    return {
+        "ours/stock": statistics.median(ours_stock),
+        "ours/none": statistics.median(ours_none),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--workload", choices=sorted(WORKLOADS), action="append")
+    parser.add_argument("--check", action="store_true")
+    parser.add_argument("--profile", choices=VARIANTS)
+    args = parser.parse_args(argv)
+    if not CORPUS.is_dir():
+        print(f"corpus not found at {CORPUS}: nothing to measure")
+        return 0
+    if args.profile:
+        corpus = sorted(path.name for path in CORPUS.iterdir() if path.is_file())
+        origins, pages = WORKLOADS[(args.workload or ["dense"])[0]]
+        files = [corpus[(i * 7) % len(corpus)] for i in range(origins)]
+        server = Server(files)
+        try:
+            with tempfile.TemporaryDirectory() as folder:
+                work = Path(folder) / "urls.json"
+                work.write_text(json.dumps(workload(files, server.ports, pages)))
+                print(run_crawl(args.profile, work, profile=True))
+        finally:
+            server.close()
+        return 0
+    started = time.monotonic()
+    results = {name: measure(name, args.rounds) for name in args.workload or WORKLOADS}
+    print(f"\n({time.monotonic() - started:.0f} s)")
+    if not args.check:
+        return 0
+    failed = [
+        f"{name} {ratio} {value:.3f} > {limit}"
+        for name, figures in results.items()
+        for ratio, limit in (("ours/stock", 1.00), ("ours/none", 1.08))
+        if (ratio == "ours/stock" or name == "dense") and (value := figures[ratio]) > limit
+    ]
+    for line in failed:
+        print(f"CHECK FAILED: {line}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "serve":
+        serve(json.loads(sys.argv[2]))
+    elif len(sys.argv) > 1 and sys.argv[1] == "crawl":
+        crawl(sys.argv[2], sys.argv[3], profile="--profile" in sys.argv[4:])
+    else:
+        sys.exit(main())
