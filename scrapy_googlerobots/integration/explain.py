@@ -9,7 +9,6 @@ explained on demand with :meth:`GoogleRobotsTxtMiddleware.explain
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -17,6 +16,7 @@ from scrapy.exceptions import IgnoreRequest
 from twisted.python.failure import Failure
 
 if TYPE_CHECKING:
+    from scrapy_googlerobots.policy.origin import Origin
     from scrapy_googlerobots.robotstxt import RobotsTxt
 
 __all__ = ["FORBIDDEN_MESSAGE", "RobotsDecision", "explain_rules", "forbidden", "forbidden_by"]
@@ -59,15 +59,17 @@ class RobotsDecision:
         return f'{self.robots_url} line {self.line}: "{self.directive}", group "{self.group}"'
 
 
-_EXPLAIN_ATTRIBUTE = "_robotstxt_explain"
+# On a forbidden request's exception: what explains it, as (rules, canonical
+# URL, token, origin) until first asked, then the RobotsDecision.
+_ATTRIBUTE = "_robotstxt_decision"
 
 
-def forbidden(explain: Callable[[], RobotsDecision]) -> IgnoreRequest:
-    """The exception for a disallowed request: Scrapy's own ``IgnoreRequest`` and message
-    (so stats, ``failure.check`` and message matching stay as with the stock
-    middleware), carrying ``explain`` for :func:`forbidden_by`."""
+def forbidden(rules: RobotsTxt, url: str, token: str, origin: Origin) -> IgnoreRequest:
+    """The exception for a request ``rules`` disallow: Scrapy's own ``IgnoreRequest`` and
+    message (so stats, ``failure.check`` and message matching stay as with the
+    stock middleware), from which :func:`forbidden_by` tells the rule."""
     error = IgnoreRequest(FORBIDDEN_MESSAGE)
-    setattr(error, _EXPLAIN_ATTRIBUTE, explain)
+    setattr(error, _ATTRIBUTE, (rules, url, token, origin))
     return error
 
 
@@ -79,11 +81,12 @@ def forbidden_by(error: BaseException | Failure) -> RobotsDecision | None:
     forbidding a request costs no more than with the stock middleware.
     """
     value = error.value if isinstance(error, Failure) else error
-    explain = getattr(value, _EXPLAIN_ATTRIBUTE, None)
-    if explain is None:
-        return None
-    decision: RobotsDecision = explain()
-    setattr(value, _EXPLAIN_ATTRIBUTE, lambda: decision)
+    found = getattr(value, _ATTRIBUTE, None)
+    if found is None or isinstance(found, RobotsDecision):
+        return found
+    rules, url, token, origin = found
+    decision = explain_rules(rules, url, token, origin.robots_url)
+    setattr(value, _ATTRIBUTE, decision)
     return decision
 
 

@@ -19,8 +19,6 @@ from twisted.python.failure import Failure
 
 from scrapy_googlerobots.integration.explain import (
     FORBIDDEN_MESSAGE,
-    RobotsDecision,
-    explain_rules,
     forbidden,
     forbidden_by,
 )
@@ -51,6 +49,8 @@ class Reporter:
         self.config = config
         self.timings = timings
         self.stats = crawler.stats
+        # Bound once: Scrapy's stats collector wraps attribute access (a cost per request).
+        self._inc_value = crawler.stats.inc_value
         self.summary = CrawlSummary()
         # Origin key -> (last failure, unreachable since, attempts) of origins
         # unreachable now, for the drop lines; a good fetch removes the entry.
@@ -76,20 +76,15 @@ class Reporter:
         ``url`` is the canonical URL the rules were asked about, ``token`` the
         product token. Returns the exception to raise (its message is Scrapy's).
         """
-        self.stats.inc_value("robotstxt/forbidden")
+        self._inc_value("robotstxt/forbidden")
         key = (origin.key, line)
-        robots_url = origin.origin.robots_url
-
-        def decision() -> RobotsDecision:
-            return explain_rules(rules, url, token, robots_url)
-
-        error = forbidden(decision)
+        error = forbidden(rules, url, token, origin.origin)
         named = self.summary.count_forbidden(key)
         debug = logger.isEnabledFor(logging.DEBUG)
         if debug or not named:
             explained = forbidden_by(error)  # worked out once, kept on the exception
             assert explained is not None
-            self.summary.name_rule(key, robots_url, explained.rule)
+            self.summary.name_rule(key, explained.robots_url, explained.rule)
         if debug:
             logger.debug(
                 "Forbidden by robots.txt: %(request)s (%(decision)s)",
