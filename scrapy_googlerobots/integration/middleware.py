@@ -264,10 +264,13 @@ class GoogleRobotsTxtMiddleware:
             self._origins[prefix] = ref
         return ref
 
-    def _judge(self, request: Request, rules: RobotsTxt) -> None:
+    def _token(self, request: Request) -> str:
+        """The product token ``request`` is judged for (the hot path inlines this)."""
         token = self._fixed_token
-        if token is None:
-            token = self._agents.of(request)
+        return self._agents.of(request) if token is None else token
+
+    def _judge(self, request: Request, rules: RobotsTxt) -> None:
+        token = self._token(request)
         canonical = canonicalize_url(request.url)
         line = rules.deciding_line(canonical, token)
         if line < 0:
@@ -311,9 +314,7 @@ class GoogleRobotsTxtMiddleware:
         record = self._store_get(ref.key)
         if record is None:
             return None  # not fetched yet (e.g. the robots.txt request itself)
-        token = self._fixed_token
-        if token is None:
-            token = self._agents.of(request)
+        token = self._token(request)
         rules = self._rules_of(record)
         return ref.key, (record.fetched_at, token), lambda: rules.delay(token)
 
@@ -385,9 +386,7 @@ class GoogleRobotsTxtMiddleware:
         record = self._store.get(ref.key)
         if record is None or record.outcome is FetchOutcome.UNREACHABLE:
             return None
-        token = self._fixed_token
-        if token is None:
-            token = self._agents.of(request)
+        token = self._token(request)
         canonical = canonicalize_url(request.url)
         robots_url = ref.origin.robots_url
         if record.outcome is FetchOutcome.ALLOW_ALL:
