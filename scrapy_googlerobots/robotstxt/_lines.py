@@ -139,7 +139,7 @@ def escape_pattern(value: bytes) -> bytes:
     Bytes >= 0x80 become ``%XX`` and existing ``%xx`` escapes get uppercase hex;
     nothing else changes (no decoding, RFC 9309 notwithstanding).
     """
-    if value.isascii() and b"%" not in value:
+    if value.isascii() and 0x25 not in value:  # 0x25: "%" (an int test is cheaper)
         return value
     return _ESCAPE_NEEDED.sub(_escape_one, value)
 

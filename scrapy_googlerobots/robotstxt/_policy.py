@@ -13,25 +13,25 @@ that order into one int, larger is better.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 
 from ._lines import escape_pattern
 from ._match import NO_MATCH, RuleIndex, match_pieces
 
 __all__ = ["Policy"]
 
+# Single bytes are looked for as ints: "b'*' in data" goes through the buffer
+# protocol and costs several times more.
+_STAR, _DOLLAR, _PERCENT = b"*$%"
+
 _LINE_BITS = 41
 _LINE_MASK = (1 << _LINE_BITS) - 1
 # The walk down the sorted heads (see Policy.decide) takes one or two steps
 # on real paths; a path built to make it long goes to the full index instead.
 _WALK_MAX = 8
-# From this many special rules on, they are matched through a RuleIndex
-# (head chains, needle prefilters) rather than one by one -- once a few
-# lookups have shown that the index will be used (building it costs about as
-# much as a dozen one-by-one scans).
-_SPECIAL_INDEX_MIN = 16
-_SPECIAL_INDEX_AFTER = 32
 
 
 def _rank_key(length: int, allow: bool, line: int) -> int:
@@ -50,6 +50,18 @@ _GENERAL_END = 4  # the same, ending with "$"
 # tuple: cheaper to build than a named one, and specials are built for every
 # compiled policy that has them.
 _Special = tuple[int, int, bytes, bytes, "tuple[bytes, ...] | None", int, bytes]
+# Special rules filed together: as (pattern, signed line) until a lookup first
+# needs them, then a function (path, rank key to beat) -> the best that
+# matches and beats it, or None.
+_Match = Callable[[bytes, int], "_Special | None"]
+_Filed = list[tuple[bytes, int]] | _Match
+# Lists with at least _INDEX_MIN rules "*tail" or "*tail$" (head "" or "/")
+# whose tail has _GRAM bytes or more are looked up through a _TailIndex.
+_INDEX_MIN = 12
+_GRAM = 3
+# Bytes a "*tail" rule is looked up by (see _TailIndex): the ones a URL holds few of.
+_SEPARATORS = frozenset(b"/?=&;.,:+%!~@-_")
+_SEPARATOR = re.compile(rb"[/?=&;.,:+%!~@_-]")
 
 
 def _special(pattern: bytes, line: int) -> _Special:
@@ -57,11 +69,14 @@ def _special(pattern: bytes, line: int) -> _Special:
     end_anchored = pattern[-1:] == b"$"
     body = pattern[:-1] if end_anchored else pattern
     key = (len(pattern) << (_LINE_BITS + 1)) | ((line > 0) << _LINE_BITS) | (_LINE_MASK - abs(line))
-    if b"*" not in body:
+    if _STAR not in body:
         return (key, _EQUAL, body, b"", None, line, pattern)
     # "**" is "*", and a final "*" adds nothing to what matches (only to the
     # priority, which the key already holds).
     pieces = body.split(b"*")
+    if len(pieces) == 2:  # the usual "head*tail" or "head*"
+        kind = _HEAD_TAIL_END if end_anchored else _HEAD_TAIL
+        return (key, kind, pieces[0], pieces[1], None, line, pattern)
     inner = [piece for piece in pieces[1:-1] if piece]
     if end_anchored or pieces[-1]:
         inner.append(pieces[-1])
@@ -83,6 +98,8 @@ class Policy:
     """
 
     __slots__ = (
+        "_anywhere",
+        "_by_start",
         "_empty",
         "_empty_key",
         "_fallback",
@@ -90,9 +107,6 @@ class Policy:
         "_lines",
         "_outranked_from",
         "_parents",
-        "_special_index",
-        "_special_scans",
-        "_specials",
         "_table",
         "_values",
         "_written",
@@ -107,7 +121,7 @@ class Policy:
         self.no_rules = not values
         joined = b"\n".join(values)
         patterns: Sequence[bytes] = values
-        if not joined.isascii() or b"%" in joined:
+        if not joined.isascii() or _PERCENT in joined:
             patterns = [escape_pattern(value) for value in values]
         # Pattern -> signed line of its best rule. Reversed, the earliest line
         # is the one kept; a pattern written twice needs allow before disallow.
@@ -116,17 +130,18 @@ class Policy:
             for line, pattern in zip(lines, patterns, strict=True):
                 if line > 0 > table[pattern]:
                     table[pattern] = line
-        specials: list[_Special] = []
-        if b"*" in joined or b"$" in joined:
-            for pattern in [p for p in table if b"*" in p or p.endswith(b"$")]:
-                specials.append(_special(pattern, table.pop(pattern)))
+        # Rules with "*" or a final "$" ("special"), as (pattern, signed line).
+        special: list[tuple[bytes, int]] = []
+        if _STAR in joined or _DOLLAR in joined:
+            for pattern in [p for p in table if _STAR in p or p[-1:] == b"$"]:
+                special.append((pattern, table.pop(pattern)))
         if b"/index.htm" in joined:
             # Google-specific: "allow: /a/index.html" also allows the directory
             # "/a/" itself, as "/a/$" would (with that pattern's priority).
             for line, pattern in zip(lines, patterns, strict=True):
                 slash = pattern.rfind(b"/")
                 if line > 0 and slash >= 0 and pattern.startswith(b"/index.htm", slash):
-                    specials.append(_special(pattern[: slash + 1] + b"$", line))
+                    special.append((pattern[: slash + 1] + b"$", line))
         # The empty pattern matches every path with priority 0: it never
         # disallows, but it is the deciding line when nothing longer matched.
         empty = table.pop(b"", None)
@@ -134,15 +149,29 @@ class Policy:
         self._empty_key = -1 if empty is None else _rank_key(0, empty > 0, abs(empty))
         self._table = table
         self._heads = sorted(table)
-        specials.sort(reverse=True)
-        self._specials: tuple[_Special, ...] | None = tuple(specials) if specials else None
-        # A plain pattern this long or longer outranks every special one.
-        self._outranked_from = (specials[0][0] >> (_LINE_BITS + 1)) + 1 if specials else -1
         # Head -> the longest other head that is a prefix of it (None: none),
         # filled as lookups need it.
         self._parents: dict[bytes, bytes | None] = {}
-        self._special_index: RuleIndex | None = None
-        self._special_scans = 0 if len(specials) >= _SPECIAL_INDEX_MIN else -1
+        self._by_start: dict[bytes, _Filed] | None = None
+        self._anywhere: _Filed | None = None
+        # A plain pattern this long or longer outranks every special one.
+        self._outranked_from = -1
+        if special:
+            self._outranked_from = max([len(pattern) for pattern, _ in special]) + 1
+            # Specials filed by the first two bytes of their head (a path can
+            # only match those filed under its own first two bytes), and those
+            # whose head is shorter, which any path can match. Each list is
+            # made ready for matching when a lookup first needs it.
+            by_start: dict[bytes, _Filed] = {}
+            anywhere: list[tuple[bytes, int]] = []
+            for pair in special:
+                start = pair[0][:2]
+                if len(start) < 2 or _STAR in start or start == b"/$":
+                    anywhere.append(pair)
+                else:
+                    by_start.setdefault(start, []).append(pair)  # type: ignore[union-attr]
+            self._by_start = by_start or None
+            self._anywhere = anywhere or None
 
     def decide(self, path: bytes) -> int:
         """The signed deciding line for ``path`` (its path, params and query)."""
@@ -165,7 +194,7 @@ class Policy:
                 else:
                     head = self._longest_prefix(path, position - 1)
         if head is None:
-            if self._specials is None:
+            if self._outranked_from < 0:  # no special rules
                 return self._empty
             return self._with_specials(path, self._empty, -1)
         line = self._table[head]
@@ -197,36 +226,23 @@ class Policy:
         """``line`` (the best plain rule's, of that pattern length), or a special
         rule's that outranks it."""
         best = self._empty_key if length < 0 else _rank_key(length, line > 0, abs(line))
-        specials = self._specials
-        assert specials is not None
-        index = self._special_index
-        if index is None and self._special_scans >= 0:
-            self._special_scans += 1
-            if self._special_scans > _SPECIAL_INDEX_AFTER:
-                index = self._special_index = RuleIndex([special[6] for special in specials])
-        if index is not None:
-            rank = index.first_match(path)
-            if rank != NO_MATCH and specials[rank][0] > best:
-                return specials[rank][5]
-            return line
-        for key, kind, head, tail, pieces, special_line, _ in specials:
-            if key <= best:
-                break
-            if kind == _HEAD_TAIL:
-                if path.startswith(head) and path.find(tail, len(head)) >= 0:
-                    return special_line
-            elif kind == _HEAD_TAIL_END:
-                if (
-                    path.endswith(tail)
-                    and path.startswith(head)
-                    and len(path) >= len(head) + len(tail)
-                ):
-                    return special_line
-            elif kind == _EQUAL:
-                if path == head:
-                    return special_line
-            elif tail in path and match_pieces(path, pieces, kind == _GENERAL_END):  # type: ignore[arg-type]
-                return special_line
+        by_start = self._by_start
+        if by_start is not None:
+            start = path[:2]
+            filed = by_start.get(start)
+            if filed is not None:
+                if filed.__class__ is list:
+                    filed = by_start[start] = _matcher(filed)  # type: ignore[arg-type]
+                found = filed(path, best)  # type: ignore[operator]
+                if found is not None:
+                    best, line = found[0], found[5]
+        anywhere = self._anywhere
+        if anywhere is not None:
+            if anywhere.__class__ is list:
+                anywhere = self._anywhere = _matcher(anywhere)  # type: ignore[arg-type]
+            found = anywhere(path, best)  # type: ignore[operator]
+            if found is not None:
+                return found[5]
         return line
 
     def _prefix_by_index(self, path: bytes) -> bytes | None:
@@ -247,3 +263,119 @@ class Policy:
         if written is None:
             written = self._written = dict(zip(map(abs, self._lines), self._values, strict=True))
         return written[abs(line)].decode("utf-8", "replace")
+
+
+def _matcher(pairs: list[tuple[bytes, int]]) -> _Match:
+    """A lookup over special rules given as (pattern, signed line)."""
+    specials = sorted([_special(pattern, line) for pattern, line in pairs], reverse=True)
+    indexable = sum(1 for special in specials if len(special[3]) >= _GRAM)
+    if indexable >= _INDEX_MIN:
+        return _TailIndex(specials).first_match
+    return partial(_first_match, tuple(specials))
+
+
+class _TailIndex:
+    """Special rules filed by what must occur in a matching path, for lists
+    too long to test one by one.
+
+    A "head*tail$" rule is filed under the last _GRAM bytes of its tail,
+    looked up once per path. A "head*tail" rule, or one with more pieces, is
+    filed under an *anchor* in its tail (its longest piece): the first
+    separator byte such as ``/``, ``=`` or ``?`` (else the tail's first byte)
+    with the _GRAM bytes around it, looked up at each place where the path
+    holds that byte -- a URL has few separators. Only the rules found that
+    way get the real test. Rules with shorter tails, and "head$", are tested
+    one by one.
+    """
+
+    __slots__ = ("_anchors", "_ends", "_scanned")
+
+    def __init__(self, specials: list[_Special]) -> None:
+        ends: dict[bytes, list[_Special]] = {}
+        scanned: list[_Special] = []
+        # Separator and the gram's offset before it -> gram -> (special, the
+        # separator's offset in its needle), best first.
+        anchors: dict[tuple[int, int], dict[bytes, list[tuple[_Special, int]]]] = {}
+        for special in specials:
+            kind, needle = special[1], special[3]
+            last = len(needle) - _GRAM
+            if last < 0 or kind == _EQUAL:
+                scanned.append(special)
+            elif kind == _HEAD_TAIL_END:
+                ends.setdefault(needle[-_GRAM:], []).append(special)
+            else:
+                at = 0
+                if needle[0] not in _SEPARATORS:
+                    separator = _SEPARATOR.search(needle)
+                    if separator is not None:
+                        at = separator.start()
+                start = min(at, last)
+                group = anchors.setdefault((needle[at], at - start), {})
+                group.setdefault(needle[start : start + _GRAM], []).append((special, at))
+        self._anchors = tuple((byte, before, grams) for (byte, before), grams in anchors.items())
+        self._ends = ends
+        self._scanned = tuple(scanned)
+
+    def first_match(self, path: bytes, best: int) -> _Special | None:
+        """The best special that matches ``path`` and outranks ``best``; None if none."""
+        found = None
+        for byte, before, grams in self._anchors:
+            at = path.find(byte, before)
+            while at >= 0:
+                filed = grams.get(path[at - before : at - before + _GRAM])
+                if filed is not None:
+                    for special, offset in filed:
+                        if special[0] <= best:
+                            break
+                        if special[1] == _HEAD_TAIL:
+                            # The tail starts here; not inside the head.
+                            start = at - offset
+                            if (
+                                start < len(special[2])
+                                or not path.startswith(special[3], start)
+                                or not path.startswith(special[2])
+                            ):
+                                continue
+                        elif not match_pieces(path, special[4], special[1] == _GENERAL_END):  # type: ignore[arg-type]
+                            continue
+                        best = special[0]
+                        found = special
+                        break
+                at = path.find(byte, at + 1)
+        filed_ends = self._ends.get(path[-_GRAM:])
+        if filed_ends is not None:
+            for special in filed_ends:
+                if special[0] <= best:
+                    break
+                if (
+                    path.endswith(special[3])
+                    and path.startswith(special[2])
+                    and len(path) >= len(special[2]) + len(special[3])
+                ):
+                    best = special[0]
+                    found = special
+                    break
+        if self._scanned:
+            return _first_match(self._scanned, path, best) or found
+        return found
+
+
+def _first_match(specials: Sequence[_Special], path: bytes, best: int) -> _Special | None:
+    """The first of ``specials`` (in precedence order) that matches ``path`` and
+    outranks ``best``; None if none does."""
+    for special in specials:
+        key, kind, head, tail, pieces, _, _ = special
+        if key <= best:
+            return None
+        if kind == _HEAD_TAIL:
+            if path.startswith(head) and path.find(tail, len(head)) >= 0:
+                return special
+        elif kind == _HEAD_TAIL_END:
+            if path.endswith(tail) and path.startswith(head) and len(path) >= len(head) + len(tail):
+                return special
+        elif kind == _EQUAL:
+            if path == head:
+                return special
+        elif path.find(tail) >= 0 and match_pieces(path, pieces, kind == _GENERAL_END):  # type: ignore[arg-type]
+            return special
+    return None
