@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import os
 from typing import Any
+from unittest.mock import patch
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from scrapy_googlerobots.robotstxt import _policy, parse
@@ -114,3 +115,34 @@ def test_each_way_of_looking_up_specials_is_used() -> None:
     short = Policy([-2, -3], [b"/*.pdf$", b"/*?"])
     assert short.decide(b"/a?b") == -3
     assert getattr(short._anywhere, "func", None) is _policy._first_match
+
+
+def _longest_plain(values: list[bytes], path: bytes) -> int:
+    """The deciding line by brute force, for plain rules all disallowing."""
+    best = max(
+        ((len(value), -number) for number, value in enumerate(values, 1) if path.startswith(value)),
+        default=None,
+    )
+    return 0 if best is None else best[1]
+
+
+@settings(parent=PROFILE)
+@given(
+    values=st.lists(st.text("ab/", max_size=12).map(lambda t: ("/" + t).encode()), max_size=80),
+    paths=st.lists(st.text("ab/z", max_size=16).map(lambda t: ("/" + t).encode()), max_size=20),
+    chained=st.booleans(),
+)
+# The answer three steps up the chain from "/abaaa", past the walk's cut-off.
+@example(values=[b"/a", b"/ab", b"/aba", b"/abaa", b"/abaaa"], paths=[b"/abb"], chained=True)
+def test_plain_rules_find_the_longest_prefix(
+    values: list[bytes], paths: list[bytes], chained: bool
+) -> None:
+    """Heads over a two-letter alphabet make deep chains of prefixes: the walk
+    up the chain, its cut-off and the search without a chain all answer alike."""
+    with (
+        patch.object(_policy, "_WALK_MAX", 2),
+        patch.object(_policy, "_CHAINED_MAX", 10_000 if chained else 0),
+    ):
+        policy = Policy([-n for n in range(1, len(values) + 1)], values)
+        for path in paths:
+            assert policy.decide(path) == _longest_plain(values, path), path
