@@ -329,7 +329,9 @@ class GoogleRobotsTxtMiddleware:
             return
         meta[SCHEDULED_META] = True
         now = self._clock()
-        record = self._store.get(ref.key)
+        record = self._store_get(ref.key)
+        if record is not None and now < record.expires_at:
+            return  # the common case: a fresh copy, by which process_request judges
         if is_the_copy_waited_for(meta.get(RELEASED_META), record):
             return
         decision = self._room.decide(record, now)
