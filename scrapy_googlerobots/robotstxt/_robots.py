@@ -102,7 +102,9 @@ class RobotsTxt:
 
     __slots__ = ("_authority", "_by_groups", "_groups", "_policies", "_sitemaps", "_tokens")
 
-    def __init__(self, groups: list[_Group], sitemaps: list[str]) -> None:
+    def __init__(
+        self, groups: list[_Group], sitemaps: list[str], tokens: dict[str, tuple[int, ...]]
+    ) -> None:
         self._groups = tuple(groups)
         self._sitemaps = tuple(sitemaps)
         # Filled on demand (racing threads store equal values): user agent ->
@@ -112,7 +114,7 @@ class RobotsTxt:
         self._by_groups: dict[tuple[int, ...], Policy] = {}
         # Product token -> indexes of the groups naming it ("*" -> the global
         # ones; no product token holds a "*").
-        self._tokens: dict[str, tuple[int, ...]] | None = None
+        self._tokens = tokens
         # The last "http(s)://authority/" seen (see _path). The initial value
         # is no authority, but what follows it is a URL's path all the same.
         self._authority = "\0/"
@@ -238,7 +240,7 @@ class RobotsTxt:
         chosen = self._chosen(user_agent)
         if not chosen:
             return ""
-        tokens = self._tokens or {}
+        tokens = self._tokens
         agents = (user_agent,) if isinstance(user_agent, str) else tuple(user_agent)
         for agent in agents:
             token = product_token(agent).lower()
@@ -251,14 +253,6 @@ class RobotsTxt:
     def _chosen(self, user_agent: UserAgent) -> tuple[int, ...]:
         """Indexes of the groups that apply to ``user_agent``."""
         tokens = self._tokens
-        if tokens is None:
-            tokens = {}
-            for index, group in enumerate(self._groups):
-                for token in group.tokens:
-                    tokens[token] = (*tokens.get(token, ()), index)
-                if group.is_global:
-                    tokens["*"] = (*tokens.get("*", ()), index)
-            self._tokens = tokens
         if isinstance(user_agent, str):
             chosen = tokens.get(product_token(user_agent).lower())
             # The groups naming the crawler shadow the global ones completely;
@@ -344,13 +338,15 @@ _SITEMAP = LineKind.SITEMAP
 class _Builder:
     """Groups the directives the way the reference's matcher state machine does."""
 
-    __slots__ = ("group", "group_has_rules", "groups", "sitemaps")
+    __slots__ = ("group", "group_has_rules", "groups", "sitemaps", "tokens")
 
     def __init__(self) -> None:
         self.groups: list[_Group] = []
         self.group: _Group | None = None
         self.group_has_rules = False
         self.sitemaps: list[str] = []
+        # Product token ("*": the global agent) -> indexes of the groups naming it.
+        self.tokens: dict[str, list[int]] = {}
 
     def user_agent(self, value: bytes) -> None:
         group = self.group
@@ -364,9 +360,17 @@ class _Builder:
         # the global agent.
         if value[:1] == b"*" and (len(value) == 1 or value[1] in WHITESPACE):
             group.is_global = True
+            token = "*"
         else:
-            token = _TOKEN_BYTES.match(value)[0]  # type: ignore[index]
-            group.tokens.add(sys.intern(token.decode("ascii").lower()))  # type: ignore[union-attr]
+            found = _TOKEN_BYTES.match(value)[0]  # type: ignore[index]
+            token = sys.intern(found.decode("ascii").lower())
+            group.tokens.add(token)  # type: ignore[union-attr]
+        index = len(self.groups) - 1
+        indexes = self.tokens.get(token)
+        if indexes is None:
+            self.tokens[token] = [index]
+        elif indexes[-1] != index:  # (a group may name a crawler twice)
+            indexes.append(index)
 
     # Crawl-delay and Request-rate lines belong to the current group but do not
     # end its run of user-agent lines (only a rule does, as for Google). A
@@ -396,4 +400,5 @@ class _Builder:
         for group in self.groups:  # freeze: compact and immutable from here on
             group.tokens = frozenset(group.tokens)
             group.values = tuple(group.values)
-        return RobotsTxt(self.groups, self.sitemaps)
+        tokens = {token: tuple(indexes) for token, indexes in self.tokens.items()}
+        return RobotsTxt(self.groups, self.sitemaps, tokens)

@@ -75,6 +75,16 @@ def test_100000_groups() -> None:
             assert robots.allowed(HOST + "/5", agent)
 
 
+def test_100000_groups_naming_one_crawler() -> None:
+    """One product token in every group: the token -> groups index grows by
+    appending (it once copied a tuple per group: quadratic)."""
+    body = "".join(f"user-agent: bot\ndisallow: /{i}/\n" for i in range(100_000))
+    with within(10):
+        robots = parse(body)
+        assert robots.explain(HOST + "/99999/x", "bot")[:2] == (False, 200_000)
+        assert robots.allowed(HOST + "/x", "other")
+
+
 def test_single_500_kib_line() -> None:
     body = b"user-agent: *\ndisallow: /" + b"a" * (500 * 1024) + b"\nallow: /x"
     with within(5):
