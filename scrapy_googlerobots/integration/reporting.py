@@ -41,6 +41,25 @@ __all__ = ["FORBIDDEN_MESSAGE", "Reporter"]
 logger = logging.getLogger("scrapy_googlerobots.integration.middleware")
 
 
+def debug_shown() -> bool:
+    """Whether a DEBUG line of ours would reach a handler that keeps it.
+
+    Scrapy leaves the root logger at NOTSET and applies ``LOG_LEVEL`` in its
+    handlers, so ``logger.isEnabledFor(DEBUG)`` holds at any ``LOG_LEVEL``
+    and each DEBUG call builds a record that every handler then discards.
+    Lines made per request ask this first (walking a few loggers' handlers
+    costs far less than the record).
+    """
+    if not logger.isEnabledFor(logging.DEBUG):
+        return False
+    current: logging.Logger | None = logger
+    while current is not None:
+        if any(handler.level <= logging.DEBUG for handler in current.handlers):
+            return True
+        current = current.parent if current.propagate else None
+    return False  # only logging.lastResort (WARNING) would see it
+
+
 class Reporter:
     """Log lines and stats of one crawl's robots.txt decisions and fetches."""
 
@@ -79,16 +98,13 @@ class Reporter:
         self._inc_value("robotstxt/forbidden")
         key = (origin.key, line)
         error = forbidden(rules, url, token, origin.origin)
-        named = self.summary.count_forbidden(key)
-        debug = logger.isEnabledFor(logging.DEBUG)
-        if debug or not named:
-            explained = forbidden_by(error)  # worked out once, kept on the exception
-            assert explained is not None
-            self.summary.name_rule(key, explained.robots_url, explained.rule)
-        if debug:
+        if not self.summary.count_forbidden(key):
+            self.summary.name_rule(key, origin.origin.robots_url, rules.rule_at(line))
+        if debug_shown():
             logger.debug(
                 "Forbidden by robots.txt: %(request)s (%(decision)s)",
-                {"request": request, "decision": explained},
+                # worked out once, kept on the exception
+                {"request": request, "decision": forbidden_by(error)},
                 extra=self._extra,
             )
         return error
@@ -98,7 +114,8 @@ class Reporter:
         logger.info(self.summary.render(self.stats.get_stats()), extra=self._extra)
 
     def not_checked(self, url: str, problem: Exception) -> None:
-        logger.debug("Not checking %s against robots.txt: %s", url, problem, extra=self._extra)
+        if debug_shown():
+            logger.debug("Not checking %s against robots.txt: %s", url, problem, extra=self._extra)
 
     def dropped(
         self,
@@ -292,7 +309,7 @@ class Reporter:
                 },
                 extra=self._extra,
             )
-        if not logger.isEnabledFor(logging.DEBUG):
+        if not debug_shown():
             return
         logger.debug(
             "robots.txt of %(origin)s: %(reason)s%(via)s, %(what)s, fresh for %(ttl).0f s",

@@ -32,8 +32,10 @@ _LINE_BITS = 41
 _LINE_MASK = (1 << _LINE_BITS) - 1
 _ALLOW_BIT = 1 << _LINE_BITS
 _LENGTH_SHIFT = _LINE_BITS + 1
-# The walk down the sorted heads (see Policy.decide) takes one or two steps
-# on real paths; a path built to make it long goes to the full index instead.
+# Walks over the heads (up a chain of prefix heads, then down the sorted list
+# by shared prefixes) take one or two steps on real paths; one built to be
+# long stops after this many steps and goes on the next way (the last is a
+# head-chain index over all heads).
 _WALK_MAX = 8
 # Up to this many heads, the first lookup that needs a chain of prefix heads
 # links them all (one pass, ~150 ns a head); more, and each such lookup
@@ -62,8 +64,8 @@ _Special = tuple[int, int, bytes, bytes, "tuple[bytes, ...] | None", int, bytes]
 # matches and beats it, or None.
 _Match = Callable[[bytes, int], "_Special | None"]
 _Filed = list[tuple[bytes, int]] | _Match
-# Lists with at least _INDEX_MIN rules "*tail" or "*tail$" (head "" or "/")
-# whose tail has _GRAM bytes or more are looked up through a _TailIndex.
+# Lists with at least _INDEX_MIN special rules whose tail (longest piece after
+# the head) has _GRAM bytes or more are looked up through a _TailIndex.
 _INDEX_MIN = 12
 _GRAM = 3
 # Bytes a "*tail" rule is looked up by (see _TailIndex): the ones a URL holds few of.

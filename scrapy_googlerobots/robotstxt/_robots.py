@@ -174,6 +174,17 @@ class RobotsTxt:
             return _NO_MATCH
         return Verdict(line > 0, abs(line), policy.written(line))
 
+    def rule_at(self, line: int) -> str | None:
+        """The value of the allow/disallow rule on 1-based ``line``, as written;
+        None when that line holds no rule of a group (what :attr:`Verdict.rule`
+        shows for a verdict decided there)."""
+        for group in self._groups:
+            lines = group.lines
+            for signed in (line, -line):
+                if signed in lines:
+                    return group.values[lines.index(signed)].decode("utf-8", "replace")
+        return None
+
     def _path_of(self, url: str) -> bytes:
         """The path, params and query of ``url``, as bytes."""
         # The hot path: a URL on the origin of the last one (see _path),
