@@ -69,15 +69,15 @@ _Filed = list[tuple[bytes, int]] | _Match
 _INDEX_MIN = 12
 _GRAM = 3
 # Bytes a "*tail" rule is looked up by (see _TailIndex): the ones a URL holds few of.
-_SEPARATORS = frozenset(b"/?=&;.,:+%!~@-_")
-_SEPARATOR = re.compile(rb"[/?=&;.,:+%!~@_-]")
+_SEPARATORS = b"/?=&;.,:+%!~@_-"
+_SEPARATOR = re.compile(b"[" + re.escape(_SEPARATORS) + b"]")
 
 
 def _special(pattern: bytes, line: int) -> _Special:
     """A rule with ``*`` or a final ``$``, ready for matching."""
     end_anchored = pattern[-1:] == b"$"
     body = pattern[:-1] if end_anchored else pattern
-    key = (len(pattern) << (_LINE_BITS + 1)) | ((line > 0) << _LINE_BITS) | (_LINE_MASK - abs(line))
+    key = _rank_key(len(pattern), line > 0, abs(line))
     if _STAR not in body:
         return (key, _EQUAL, body, b"", None, line, pattern)
     # "**" is "*", and a final "*" adds nothing to what matches (only to the
@@ -113,19 +113,13 @@ class Policy:
         "_empty_key",
         "_fallback",
         "_heads",
-        "_lines",
         "_outranked_from",
         "_parents",
         "_table",
-        "_values",
-        "_written",
         "no_rules",
     )
 
     def __init__(self, lines: Sequence[int], values: Sequence[bytes]) -> None:
-        self._lines = lines
-        self._values = values
-        self._written: dict[int, bytes] | None = None
         self._fallback: tuple[RuleIndex, list[bytes]] | None = None
         self.no_rules = not values
         joined = b"\n".join(values)
@@ -281,15 +275,6 @@ class Policy:
             fallback = self._fallback = (RuleIndex(longest_first), longest_first)
         rank = fallback[0].first_match(path)
         return None if rank == NO_MATCH else fallback[1][rank]
-
-    def written(self, line: int) -> str | None:
-        """The rule at ``line`` as written; None for 0."""
-        if not line:
-            return None
-        written = self._written
-        if written is None:
-            written = self._written = dict(zip(map(abs, self._lines), self._values, strict=True))
-        return written[abs(line)].decode("utf-8", "replace")
 
 
 def _parent_positions(heads: list[bytes]) -> array[int]:

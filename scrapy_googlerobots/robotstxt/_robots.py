@@ -172,7 +172,7 @@ class RobotsTxt:
         line = policy.decide(self._path_of(url))
         if not line:
             return _NO_MATCH
-        return Verdict(line > 0, abs(line), policy.written(line))
+        return Verdict(line > 0, abs(line), self.rule_at(abs(line)))
 
     def rule_at(self, line: int) -> str | None:
         """The value of the allow/disallow rule on 1-based ``line``, as written;
