@@ -11,18 +11,23 @@ hot path) and delegates everything else:
 
 How a request meets robots.txt:
 
-1. At ``request_scheduled`` (before the scheduler), a request whose origin
-   has no usable policy yet is *parked* in the waiting room, outside the
-   scheduler and the downloader; the one robots.txt fetch for its origin starts.
-2. When the fetch yields a policy, the parked requests go back to the engine
+1. :meth:`process_request` answers from the cache (the hot path). A request
+   of an origin with a fresh copy meets no other handler of ours.
+2. While some origin has a fetch, a wait or a retry pending, a
+   ``request_scheduled`` handler is connected: a request whose origin has no
+   usable policy is *parked* there, before the scheduler, in the waiting room
+   (outside the downloader too), and its origin's one fetch starts. The
+   handler is disconnected once nothing is pending.
+3. A request that reaches :meth:`process_request` with no usable policy
+   (scheduled while nothing was pending, or expired in the scheduler) starts
+   its origin's fetch, which connects the handler, and is handed back to the
+   engine once, with ``dont_filter`` (it passed the duplicate filter already),
+   to be parked. One that comes straight back (``engine.download`` re-downloads
+   what it is handed), or that cannot be handed back (a test double's engine,
+   Scrapy < 2.11.2), waits inline, as the stock middleware does.
+4. When the fetch yields a policy, the parked requests go back to the engine
    and :meth:`process_request` judges each by the copy it waited for. A request
-   parked at ``request_scheduled`` meets the duplicate filter once, on
-   release; one handed back from :meth:`process_request` goes back with
-   ``dont_filter``: no request is ever filtered as a duplicate of itself.
-3. :meth:`process_request` answers from the cache. A request reaching it
-   without a usable policy (expired while in the scheduler) is handed back to
-   be parked; one that never passed the scheduler (``engine.download``, Scrapy
-   < 2.11.2) waits inline.
+   parked at ``request_scheduled`` meets the duplicate filter once, on release.
 
 Once the spider begins closing, no fetch starts and every wait ends: parked
 requests get their errback (or, with ``JOBDIR``, are saved for the resume).
@@ -48,8 +53,8 @@ from scrapy_googlerobots.integration.journal import attach_parked_journal
 from scrapy_googlerobots.integration.lifecycle import CloseWatch
 from scrapy_googlerobots.integration.origin_state import (
     DROP_META,
+    HANDED_BACK_META,
     RELEASED_META,
-    SCHEDULED_META,
     WAITING_SINCE_META,
     OriginRef,
 )
@@ -59,8 +64,10 @@ from scrapy_googlerobots.integration.scrapy_compat import (
     PROCESS_REQUEST_IS_COROUTINE,
     REQUEST_SCHEDULED_CAN_DROP,
     engine_is_running,
+    engine_takes_requests_back,
 )
 from scrapy_googlerobots.integration.summary import CrawlSummary
+from scrapy_googlerobots.integration.timers import Timer
 from scrapy_googlerobots.integration.waiting_room import WaitingRoom, disallow_message
 from scrapy_googlerobots.policy.canonical import canonicalize_url
 from scrapy_googlerobots.policy.decision import Action, is_the_copy_waited_for
@@ -142,7 +149,8 @@ class GoogleRobotsTxtMiddleware:
             crawl=self._crawl,
             stopping=self._stopping,
             watch=self._close_watch.watch,
-            idle=self._close_watch.unwatch,
+            idle=self._room_idle,
+            active=self._listen,
         )
         room.fetches = FetchCoordinator(
             store=self._store,
@@ -162,10 +170,38 @@ class GoogleRobotsTxtMiddleware:
         manager = self.crawler.signals
         # Read through the module so tests can pretend to be an older Scrapy.
         self._can_park = REQUEST_SCHEDULED_CAN_DROP
-        if self._can_park:
-            manager.connect(self._on_request_scheduled, signal=signals.request_scheduled)
+        # request_scheduled is connected only while some origin is pending (_listen).
+        self._listening = False
+        self._unlisten_timer: Timer | None = None
         manager.connect(self._on_spider_idle, signal=signals.spider_idle)
         manager.connect(self._on_spider_closed, signal=signals.spider_closed)
+
+    def _listen(self) -> None:
+        """An origin is pending: park its requests at ``request_scheduled`` from now on."""
+        if self._unlisten_timer is not None:
+            self._unlisten_timer.cancel()
+            self._unlisten_timer = None
+        if self._can_park and not self._listening:
+            self._listening = True
+            self.crawler.signals.connect(
+                self._on_request_scheduled, signal=signals.request_scheduled
+            )
+
+    def _room_idle(self) -> None:
+        """Nothing is pending: requests go straight to the scheduler, with no handler on the way."""
+        self._close_watch.unwatch()
+        if self._listening and self._unlisten_timer is None:
+            # Not now: this may run inside a request_scheduled dispatch, and
+            # disconnecting a receiver there can make Scrapy skip the next one.
+            self._unlisten_timer = Timer(0, self._unlisten)
+
+    def _unlisten(self) -> None:
+        self._unlisten_timer = None
+        if self._listening and not self._room.pending:
+            self._listening = False
+            self.crawler.signals.disconnect(
+                self._on_request_scheduled, signal=signals.request_scheduled
+            )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -299,10 +335,20 @@ class GoogleRobotsTxtMiddleware:
             return None
         if decision.action is Action.DROP:
             raise self._reporter.dropped(request, disallow_message(ref), origin=ref.key)
-        if meta.get(SCHEDULED_META) and self._can_park and not self._stopping():
-            # Back to the engine: request_scheduled parks it outside the
-            # downloader. It passed the duplicate filter once already.
+        if (
+            self._can_park
+            and not meta.get(HANDED_BACK_META)
+            and engine_takes_requests_back(self.crawler.engine)
+            and not self._stopping()
+        ):
+            # Back to the engine: request_scheduled (listening from here on)
+            # parks it outside the downloader. It passed the duplicate filter
+            # once already. A request that never meets the scheduler
+            # (engine.download) comes straight back here and waits inline.
+            meta[HANDED_BACK_META] = True
             request.dont_filter = True
+            self._room.expect(ref, request, record)
+            self._reporter.handed_back()
             return request
         return self._room.wait_inline(request, ref, record, self._judge)
 
@@ -327,7 +373,6 @@ class GoogleRobotsTxtMiddleware:
         ref = self._origin_ref(request.url)
         if ref is None:
             return
-        meta[SCHEDULED_META] = True
         now = self._clock()
         record = self._store_get(ref.key)
         if record is not None and now < record.expires_at:
@@ -343,6 +388,7 @@ class GoogleRobotsTxtMiddleware:
             return  # process_request drops it, so that its errback runs
         if self._stopping():
             return  # the scheduler keeps it (JOBDIR) or drops it, as without robots.txt
+        meta.pop(HANDED_BACK_META, None)
         self._room.park(ref, request, record, now)
         # Scrapy >= 2.11.2: the engine drops the request silently (no errback).
         raise IgnoreRequest("Waiting for robots.txt")
@@ -367,6 +413,14 @@ class GoogleRobotsTxtMiddleware:
 
     def _on_spider_closed(self, **_: Any) -> None:
         self._close_watch.close()
+        if self._unlisten_timer is not None:
+            self._unlisten_timer.cancel()
+            self._unlisten_timer = None
+        if self._listening:
+            self._listening = False
+            self.crawler.signals.disconnect(
+                self._on_request_scheduled, signal=signals.request_scheduled
+            )
         if self.config.summary:
             self._reporter.crawl_summary()
         waiting = len(self._room.parked_requests())
@@ -429,7 +483,6 @@ class GoogleRobotsTxtMiddleware:
         if self._room.decide(record, now).action is not Action.WAIT:
             self._crawl(request)
             return
-        request.meta[SCHEDULED_META] = True
         self._room.park(ref, request, record, now)
 
 

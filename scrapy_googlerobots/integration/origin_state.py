@@ -17,16 +17,21 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DROP_META",
+    "HANDED_BACK_META",
     "RELEASED_META",
-    "SCHEDULED_META",
     "WAITING_SINCE_META",
     "OriginRef",
     "OriginState",
     "Parked",
 ]
 
-SCHEDULED_META = "_robotstxt_scheduled"
-"""Set on requests that passed ``request_scheduled``: safe to hand back to the engine."""
+HANDED_BACK_META = "_robotstxt_handed_back"
+"""Set on a request ``process_request`` handed back to the engine to be parked.
+
+Handed back a second time, it waits inline instead: only a request that never
+passes the scheduler (``engine.download``) comes back to ``process_request``
+without meeting ``request_scheduled`` in between.
+"""
 WAITING_SINCE_META = "_robotstxt_waiting_since"
 """Clock time a parked request started waiting (max-wait counts from it)."""
 RELEASED_META = "_robotstxt_released"

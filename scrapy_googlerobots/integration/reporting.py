@@ -176,6 +176,10 @@ class Reporter:
     def parked(self) -> None:
         self.stats.inc_value("robotstxt/parked")
 
+    def handed_back(self) -> None:
+        """A request met its origin's first wait in the downloader: back to the engine, to park."""
+        self.stats.inc_value("robotstxt/handed_back")
+
     def inline_wait(self) -> None:
         self.stats.inc_value("robotstxt/inline_waits")
 

@@ -39,6 +39,7 @@ __all__ = [
     "engine_download",
     "engine_is_closing",
     "engine_is_running",
+    "engine_takes_requests_back",
     "limit_slot_jitter",
     "slot_jitter",
 ]
@@ -94,6 +95,22 @@ def engine_is_running(engine: Any) -> bool:
     except TypeError:  # None, or no __dict__
         return engine is not None
     return running if isinstance(running, bool) else True
+
+
+def engine_takes_requests_back(engine: Any) -> bool:
+    """True when ``engine`` is a running Scrapy engine, which acts on a Request
+    that ``process_request`` returns (scheduled again, or downloaded again for
+    ``engine.download``).
+
+    A test double's engine (``MagicMock``, even with ``spec``) is not: code
+    calling ``process_request`` directly expects the stock answer, after a wait.
+    """
+    if not isinstance(engine, ExecutionEngine):
+        return False
+    try:
+        return vars(engine).get("running") is True
+    except TypeError:
+        return False
 
 
 def engine_is_closing(engine: Any) -> bool:

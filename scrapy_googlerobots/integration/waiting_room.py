@@ -65,6 +65,7 @@ class WaitingRoom:
         stopping: Callable[[], bool],
         watch: Callable[[], None],
         idle: Callable[[], None],
+        active: Callable[[], None],
     ) -> None:
         self.config = config
         self.store = store
@@ -77,6 +78,8 @@ class WaitingRoom:
         self.watch = watch
         # Called when nothing waits any more (the watch stops: no timer outlives the wait).
         self.idle = idle
+        # Called when the first origin with something pending (wait, fetch, timer) appears.
+        self.active = active
         self.fetches: FetchCoordinator | None = None
         self.closing = False
         self._states: dict[str, OriginState] = {}
@@ -114,6 +117,11 @@ class WaitingRoom:
         return [entry.request for state in self._states.values() for entry in state.parked]
 
     @property
+    def pending(self) -> bool:
+        """Some origin has something pending: a wait, a fetch or a timer."""
+        return bool(self._states)
+
+    @property
     def busy(self) -> bool:
         """Something waits here, or a fetch runs: the spider must stay open."""
         return any(state.busy for state in self._states.values())
@@ -121,8 +129,23 @@ class WaitingRoom:
     def state(self, ref: OriginRef) -> OriginState:
         state = self._states.get(ref.key)
         if state is None:
+            first = not self._states
             state = self._states[ref.key] = OriginState(ref.origin, ref.key)
+            if first:
+                self.active()
         return state
+
+    def expect(self, ref: OriginRef, request: Request, record: PolicyRecord | None) -> None:
+        """``request`` is being handed back to the engine to be parked: get its fetch going.
+
+        The origin is pending from now on (``active`` has run), so the
+        ``request_scheduled`` handler is there to park the request when it
+        comes back.
+        """
+        state = self.state(ref)
+        if state.trigger is None:
+            state.trigger = request
+        self._advance(state, record, self.clock())
 
     def refresh(self, ref: OriginRef, request: Request, basis: PolicyRecord | None) -> None:
         """Refresh ``ref``'s robots.txt in the background (a stale copy keeps applying)."""
