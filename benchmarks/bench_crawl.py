@@ -163,11 +163,22 @@ def crawl(variant: str, work: str, profile: bool) -> None:
     # imports all robots.txt code before the clock starts. (This matters where
     # PYTHONDONTWRITEBYTECODE is set: a package without .pyc files would be
     # compiled from source inside the timed part.)
+    # scrapy_googlerobots' top level imports its parts on first use, so every
+    # module of the package is imported here by name.
+    import contextlib
+    import importlib
+    import pkgutil
+
     import protego  # noqa: F401
     import scrapy.downloadermiddlewares.robotstxt
     import scrapy.robotstxt  # noqa: F401
 
-    import scrapy_googlerobots  # noqa: F401
+    import scrapy_googlerobots
+
+    for module in pkgutil.walk_packages(scrapy_googlerobots.__path__, "scrapy_googlerobots."):
+        # ImportError: an optional extra (redis) that is not installed.
+        with contextlib.suppress(ImportError):
+            importlib.import_module(module.name)
 
     profiler = None
     if profile:
@@ -195,6 +206,8 @@ def crawl(variant: str, work: str, profile: bool) -> None:
     outcome["wall"] = ended.elapsed - started.elapsed
     outcome["robots"] = stats.get("robotstxt/request_count", 0)
     outcome["forbidden"] = stats.get("robotstxt/forbidden", 0)
+    outcome["enqueued"] = stats.get("scheduler/enqueued", 0)
+    outcome["handed_back"] = stats.get("robotstxt/handed_back", 0)
     print(json.dumps(outcome), flush=True)
 
 
@@ -275,7 +288,9 @@ def measure(name: str, rounds: int) -> dict[str, float]:
         result = counts[variant]
         print(
             f"  {variant:<6} CPU {spread(cpu[variant])} s   crawled {result.get('crawled', 0)}, "
-            f"robots.txt fetched {result['robots']}, forbidden {result['forbidden']}"
+            f"robots.txt fetched {result['robots']}, forbidden {result['forbidden']}, "
+            f"scheduler passes {result['enqueued']}"
+            + (f" ({result['handed_back']} handed back)" if variant == "ours" else "")
         )
     print(f"  ours/stock  {spread(ours_stock)}")
     print(f"  ours/none   {spread(ours_none)}")
