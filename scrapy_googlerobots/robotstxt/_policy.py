@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 from ._lines import escape_pattern
-from ._match import NO_MATCH, RuleIndex, match_pieces
+from ._match import match_pieces
 
 __all__ = ["Policy"]
 
@@ -111,7 +111,6 @@ class Policy:
         "_by_start",
         "_empty",
         "_empty_key",
-        "_fallback",
         "_heads",
         "_outranked_from",
         "_parents",
@@ -120,7 +119,6 @@ class Policy:
     )
 
     def __init__(self, lines: Sequence[int], values: Sequence[bytes]) -> None:
-        self._fallback: tuple[RuleIndex, list[bytes]] | None = None
         self.no_rules = not values
         joined = b"\n".join(values)
         patterns: Sequence[bytes] = values
@@ -267,14 +265,23 @@ class Policy:
         return line
 
     def _prefix_by_index(self, path: bytes) -> bytes | None:
-        """The longest head that is a prefix of ``path``, through a head-chain
-        index: for heads and paths built to make the walk long."""
-        fallback = self._fallback
-        if fallback is None:
-            longest_first = sorted(self._heads, key=len, reverse=True)
-            fallback = self._fallback = (RuleIndex(longest_first), longest_first)
-        rank = fallback[0].first_match(path)
-        return None if rank == NO_MATCH else fallback[1][rank]
+        """The longest head that is a prefix of ``path``, up the chain of prefix
+        heads to its end: for heads and paths built to make every walk long.
+
+        Such a chain has at most about sqrt(2 * total head length) links (each
+        head is longer than the one it extends), so linking every head once
+        and walking without a cut-off stays bounded."""
+        heads = self._heads
+        parents = self._parents
+        if parents is None:
+            parents = self._parents = _parent_positions(heads)
+        at = bisect_right(heads, path) - 1
+        while at >= 0:
+            head = heads[at]
+            if path.startswith(head):
+                return head
+            at = parents[at]
+        return None
 
 
 def _parent_positions(heads: list[bytes]) -> array[int]:
