@@ -368,6 +368,8 @@ class GoogleRobotsTxtMiddleware:
 
     def _on_request_scheduled(self, request: Request, **_: Any) -> None:
         meta = request.meta
+        # Back through the engine: if it waits again, it may be handed back again.
+        meta.pop(HANDED_BACK_META, None)
         if meta.get("dont_obey_robotstxt") or meta.get(DROP_META) or self._close_watch.closing:
             return
         ref = self._origin_ref(request.url)
@@ -388,7 +390,6 @@ class GoogleRobotsTxtMiddleware:
             return  # process_request drops it, so that its errback runs
         if self._stopping():
             return  # the scheduler keeps it (JOBDIR) or drops it, as without robots.txt
-        meta.pop(HANDED_BACK_META, None)
         self._room.park(ref, request, record, now)
         # Scrapy >= 2.11.2: the engine drops the request silently (no errback).
         raise IgnoreRequest("Waiting for robots.txt")
