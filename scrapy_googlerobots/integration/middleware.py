@@ -178,9 +178,7 @@ class GoogleRobotsTxtMiddleware:
 
     def _listen(self) -> None:
         """An origin is pending: park its requests at ``request_scheduled`` from now on."""
-        if self._unlisten_timer is not None:
-            self._unlisten_timer.cancel()
-            self._unlisten_timer = None
+        self._cancel_unlisten()
         if self._can_park and not self._listening:
             self._listening = True
             self.crawler.signals.connect(
@@ -195,9 +193,14 @@ class GoogleRobotsTxtMiddleware:
             # disconnecting a receiver there can make Scrapy skip the next one.
             self._unlisten_timer = Timer(0, self._unlisten)
 
-    def _unlisten(self) -> None:
-        self._unlisten_timer = None
-        if self._listening and not self._room.pending:
+    def _cancel_unlisten(self) -> None:
+        timer, self._unlisten_timer = self._unlisten_timer, None
+        if timer is not None:
+            timer.cancel()
+
+    def _unlisten(self, *, closing: bool = False) -> None:
+        self._cancel_unlisten()
+        if self._listening and (closing or not self._room.pending):
             self._listening = False
             self.crawler.signals.disconnect(
                 self._on_request_scheduled, signal=signals.request_scheduled
@@ -414,14 +417,7 @@ class GoogleRobotsTxtMiddleware:
 
     def _on_spider_closed(self, **_: Any) -> None:
         self._close_watch.close()
-        if self._unlisten_timer is not None:
-            self._unlisten_timer.cancel()
-            self._unlisten_timer = None
-        if self._listening:
-            self._listening = False
-            self.crawler.signals.disconnect(
-                self._on_request_scheduled, signal=signals.request_scheduled
-            )
+        self._unlisten(closing=True)
         if self.config.summary:
             self._reporter.crawl_summary()
         waiting = len(self._room.parked_requests())
