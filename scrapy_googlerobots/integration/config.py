@@ -36,6 +36,7 @@ DEFAULTS: dict[str, object] = {
     "ROBOTSTXT_RETRY_DELAY": 30.0,
     "ROBOTSTXT_RETRY_MAX_DELAY": 600.0,
     "ROBOTSTXT_FETCH_LEASE_TTL": 15.0,
+    "ROBOTSTXT_PARKED_LEASE_TTL": 15.0,
     "ROBOTSTXT_SUMMARY": True,
     "ROBOTSTXT_CRAWL_DELAY": False,
     "ROBOTSTXT_CRAWL_DELAY_MAX": 60.0,
@@ -66,6 +67,9 @@ class RobotsConfig:
     retry_max_delay: float = 600.0
     fetch_lease_ttl: float = 15.0
     """Seconds a worker's claim to fetch an origin lasts unless renewed (shared stores)."""
+    parked_lease_ttl: float = 15.0
+    """Seconds a worker's claim on its parked requests in a shared store lasts unless
+    renewed; then another worker adopts them. 0: parked requests are not kept there."""
     summary: bool = True
     """``ROBOTSTXT_SUMMARY``: log what robots.txt did when the spider closes."""
     crawl_delay: bool = False
@@ -105,6 +109,7 @@ class RobotsConfig:
             retry_delay=reader.seconds("ROBOTSTXT_RETRY_DELAY", positive=True),
             retry_max_delay=reader.seconds("ROBOTSTXT_RETRY_MAX_DELAY", positive=True),
             fetch_lease_ttl=reader.seconds("ROBOTSTXT_FETCH_LEASE_TTL", positive=True),
+            parked_lease_ttl=reader.seconds("ROBOTSTXT_PARKED_LEASE_TTL"),
             summary=settings.getbool("ROBOTSTXT_SUMMARY", True),
             crawl_delay=settings.getbool("ROBOTSTXT_CRAWL_DELAY", False),
             crawl_delay_max=reader.seconds("ROBOTSTXT_CRAWL_DELAY_MAX"),

@@ -29,8 +29,11 @@ How a request meets robots.txt:
    and :meth:`process_request` judges each by the copy it waited for. A request
    parked at ``request_scheduled`` meets the duplicate filter once, on release.
 
-Once the spider begins closing, no fetch starts and every wait ends: parked
-requests get their errback (or, with ``JOBDIR``, are saved for the resume).
+Once the spider begins closing, no fetch starts and every wait ends, and the
+parked requests are handed over where the crawl goes on
+(:meth:`GoogleRobotsTxtMiddleware._shutdown`): left in the shared store for
+another worker or the resumed crawl to adopt, or put back into a scheduler
+that persists its queue; only with neither do they get their errback.
 """
 
 from __future__ import annotations
@@ -49,7 +52,6 @@ from scrapy_googlerobots.integration.config import RobotsConfig
 from scrapy_googlerobots.integration.explain import RobotsDecision, explain_rules
 from scrapy_googlerobots.integration.fetcher import RobotsFetcher
 from scrapy_googlerobots.integration.fetching import FetchCoordinator
-from scrapy_googlerobots.integration.journal import attach_parked_journal
 from scrapy_googlerobots.integration.lifecycle import CloseWatch
 from scrapy_googlerobots.integration.origin_state import (
     DROP_META,
@@ -57,12 +59,20 @@ from scrapy_googlerobots.integration.origin_state import (
     RELEASED_META,
     WAITING_SINCE_META,
     OriginRef,
+    Parked,
 )
 from scrapy_googlerobots.integration.pacing import CrawlPacer, DelayLookup
+from scrapy_googlerobots.integration.parked_records import (
+    NO_RECORDS,
+    ParkedRecords,
+    Records,
+    serialize_request,
+)
 from scrapy_googlerobots.integration.reporting import FORBIDDEN_MESSAGE, Reporter
 from scrapy_googlerobots.integration.scrapy_compat import (
     PROCESS_REQUEST_IS_COROUTINE,
     REQUEST_SCHEDULED_CAN_DROP,
+    call_before_scheduler_close,
     engine_is_running,
     engine_takes_requests_back,
 )
@@ -75,6 +85,7 @@ from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.origin import origin_of
 from scrapy_googlerobots.policy.record import FetchTimings, ParsedRulesCache
 from scrapy_googlerobots.stores.factory import build_store
+from scrapy_googlerobots.stores.layered import LayeredPolicyStore
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -126,6 +137,12 @@ class GoogleRobotsTxtMiddleware:
         )
         self._stopping = self._close_watch.stopping
         self._room = self._waiting_room(timings)
+        self._records = self._room.records = self._parked_records()
+        # A scheduler that keeps its queue across a stop: JOBDIR's disk queue,
+        # scrapy-redis with SCHEDULER_PERSIST.
+        self._scheduler_keeps = bool(crawler.settings.get("JOBDIR")) or crawler.settings.getbool(
+            "SCHEDULER_PERSIST"
+        )
         self._connect_signals()
         # Opt-in: Google ignores Crawl-delay and Request-rate.
         self._pacer = (
@@ -133,9 +150,20 @@ class GoogleRobotsTxtMiddleware:
             if config.crawl_delay
             else None
         )
-        # With JOBDIR: parked requests (in neither scheduler nor downloader)
-        # are saved at close and handed back to the engine on resume.
-        self._journal = attach_parked_journal(crawler, self)
+
+    def _parked_records(self) -> Records:
+        """Parked requests kept in the shared store too, when there is one (SQLite, Redis)."""
+        store, ttl = self._store, self.config.parked_lease_ttl
+        if not isinstance(store, LayeredPolicyStore) or store.parked is None or ttl <= 0:
+            return NO_RECORDS
+        crawler = self.crawler
+        return ParkedRecords(
+            store,
+            ttl=ttl,
+            stats=crawler.stats,
+            spider=lambda: crawler.spider,
+            adopt=self._adopt,
+        )
 
     def _waiting_room(self, timings: FetchTimings) -> WaitingRoom:
         """The waiting room, and the fetch coordinator it calls for fetches."""
@@ -173,6 +201,7 @@ class GoogleRobotsTxtMiddleware:
         # request_scheduled is connected only while some origin is pending (_listen).
         self._listening = False
         self._unlisten_timer: Timer | None = None
+        manager.connect(self._on_spider_opened, signal=signals.spider_opened)
         manager.connect(self._on_spider_idle, signal=signals.spider_idle)
         manager.connect(self._on_spider_closed, signal=signals.spider_closed)
 
@@ -409,11 +438,85 @@ class GoogleRobotsTxtMiddleware:
         if not self._close_watch.closing and self._room.busy:
             raise DontCloseSpider
 
+    def _on_spider_opened(self, **_: Any) -> None:
+        # The moment requests can still go to the scheduler, at any close.
+        call_before_scheduler_close(self.crawler.engine, self._close_watch.close)
+        if isinstance(self._records, ParkedRecords):
+            self._records.start()
+
     def _shutdown(self) -> None:
-        """The spider has begun closing: no fetch starts, every wait ends."""
-        dropped = self._room.shutdown(keep_parked=self._journal is not None)
+        """The spider has begun closing: no fetch starts, every wait ends, parked requests move on.
+
+        Each parked request goes where the crawl will find it again, so that
+        it is crawled or judged later exactly once:
+
+        - recorded in the shared store (SQLite, Redis; the default store with
+          ``JOBDIR``): it stays there, and this worker's lease on it is
+          released, so another worker (or the resumed crawl) adopts it at once.
+          Leaving it there, rather than moving it to the scheduler, makes the
+          hand-over one atomic step of the store's adoption: a request is
+          never both re-queued and adopted.
+        - else, with a scheduler that persists its queue (``JOBDIR``,
+          scrapy-redis with ``SCHEDULER_PERSIST``): back to the scheduler,
+          before it closes (its duplicate filter sees a request parked before
+          it for the first time; one handed back from the downloader carries
+          ``dont_filter``, as when it was handed back);
+        - else (or if it cannot be serialized): dropped with its errback.
+        """
+        leases = self._room.fetches.release_leases() if self._room.fetches else 0
+        entries = self._room.shutdown()
+        kept = requeued = 0
+        dropped: list[tuple[str, Parked]] = []
+        engine = self.crawler.engine
+        for key, entry in entries:
+            if entry.rid is not None:
+                kept += 1
+            elif self._requeue(engine, entry):
+                requeued += 1
+            else:
+                dropped.append((key, entry))
+        if isinstance(self._records, ParkedRecords):
+            self._records.stop()
+        for key, entry in dropped:
+            reason = f"robots.txt of {key} not known yet: the spider is closing"
+            self._reporter.errback_dropped(entry.request, reason, key)
+        self._reporter.handed_over(kept, requeued, store=self._store, fetch_leases=leases)
         if dropped:
-            self._reporter.closing_dropped(dropped)
+            self._reporter.closing_dropped(len(dropped))
+
+    def _requeue(self, engine: Any, entry: Parked) -> bool:
+        """Put ``entry``'s request back into a persisting scheduler; False if it cannot go."""
+        spider = self.crawler.spider
+        if not self._scheduler_keeps or entry.unserializable or engine is None or spider is None:
+            return False
+        request = entry.request
+        try:
+            serialize_request(request, spider)  # the scheduler's disk queue would fail the same way
+        except Exception:
+            return False
+        for key in [k for k in request.meta if k.startswith("_robotstxt_")]:
+            del request.meta[key]  # the wait starts afresh where it is taken up again
+        try:
+            # Our request_scheduled handler lets it pass: the close has begun.
+            engine.crawl(request)
+        except Exception as exc:  # a scheduler that cannot take it any more
+            self._reporter.requeue_failed(request, exc)
+            return False
+        return True
+
+    def _adopt(self, request: Request, rid: str) -> None:
+        """A request another worker left waiting (recorded as ours under ``rid``): wait or go on."""
+        if self._close_watch.closing:
+            return  # stays in the store: the next adopter takes it
+        ref = self._origin_ref(request.url)
+        now = self._clock()
+        if ref is not None and self._can_park and not request.meta.get("dont_obey_robotstxt"):
+            record = self._store.get(ref.key)
+            if self._room.decide(record, now).action is Action.WAIT:
+                self._room.park(ref, request, record, now, rid=rid)
+                return
+        if self._records.forget([Parked(request, now, rid=rid)]):
+            self._crawl(request)
 
     def _on_spider_closed(self, **_: Any) -> None:
         self._close_watch.close()

@@ -56,6 +56,10 @@ class Parked:
     deadline: float
     deferred: bool = False
     """Counted in robotstxt/unreachable/deferred (waiting on an unreachable origin)."""
+    rid: str | None = None
+    """Its record's id in the shared store (None: kept in this process only)."""
+    unserializable: bool = False
+    """It cannot be serialized: nowhere but here to keep it."""
 
 
 class OriginState:

@@ -222,6 +222,40 @@ class Reporter:
             extra=self._extra,
         )
 
+    def handed_over(self, kept: int, requeued: int, *, store: Any, fetch_leases: int) -> None:
+        """Parked requests kept for the rest of the crawl at a stop (middleware._shutdown)."""
+        if fetch_leases:
+            self.stats.inc_value("robotstxt/fetch_lease/released_at_close", fetch_leases)
+        if not kept and not requeued:
+            return
+        self.stats.inc_value("robotstxt/parked/handed_over", kept + requeued)
+        if kept:
+            self.stats.inc_value("robotstxt/parked/handed_over/store", kept)
+        if requeued:
+            self.stats.inc_value("robotstxt/parked/handed_over/scheduler", requeued)
+        where = []
+        if kept:
+            description = getattr(store, "description", "the robots.txt store")
+            where.append(
+                f"{kept} left in {description} for another worker or the resumed crawl to adopt"
+            )
+        if requeued:
+            where.append(f"{requeued} put back into the scheduler, which keeps its queue")
+        logger.info(
+            "Spider closing: handed over %(count)d requests that were waiting for robots.txt: "
+            "%(where)s",
+            {"count": kept + requeued, "where": "; ".join(where)},
+            extra=self._extra,
+        )
+
+    def requeue_failed(self, request: Request, error: Exception) -> None:
+        logger.warning(
+            "Spider closing: the scheduler did not take back %(request)s, which was waiting for "
+            "robots.txt (%(error)s); it is dropped",
+            {"request": request, "error": error},
+            extra=self._extra,
+        )
+
     def waiting_at_close(self, count: int) -> None:
         self.stats.set_value("robotstxt/parked/at_close", count)
         logger.info(

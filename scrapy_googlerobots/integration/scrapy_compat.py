@@ -14,7 +14,9 @@ by type.
 from __future__ import annotations
 
 import inspect
+import logging
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import scrapy
@@ -35,6 +37,7 @@ __all__ = [
     "PROCESS_REQUEST_IS_COROUTINE",
     "REQUEST_SCHEDULED_CAN_DROP",
     "SCRAPY_VERSION",
+    "call_before_scheduler_close",
     "downloader_slot",
     "engine_download",
     "engine_is_closing",
@@ -43,6 +46,9 @@ __all__ = [
     "limit_slot_jitter",
     "slot_jitter",
 ]
+
+
+logger = logging.getLogger(__name__)
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -128,6 +134,49 @@ def engine_is_closing(engine: Any) -> bool:
         return False
     slot = attributes.get("_slot", attributes.get("slot"))
     return isinstance(getattr(slot, "closing", None), Deferred)
+
+
+def _engine_scheduler(engine: ExecutionEngine) -> Any:
+    """The scheduler of ``engine``'s open spider, or None."""
+    if isinstance(getattr(type(engine), "scheduler", None), property):
+        return engine.scheduler  # public from Scrapy 2.19
+    # Before 2.19 the scheduler hangs off the engine's slot: the public
+    # ``slot`` up to 2.12, ``_slot`` from 2.13 (no public way to reach it).
+    attributes = vars(engine)
+    slot = attributes.get("slot", attributes.get("_slot"))
+    return getattr(slot, "scheduler", None)
+
+
+def call_before_scheduler_close(engine: Any, callback: Callable[[], None]) -> bool:
+    """Run ``callback`` when ``engine`` is about to close its scheduler; False if it cannot.
+
+    Scrapy sends no signal when a spider begins closing, and ``spider_closed``
+    comes after the scheduler has closed (a ``JOBDIR`` queue is written, a
+    scrapy-redis queue flushed unless persisted). The last moment at which
+    requests can still go to the scheduler, on every supported Scrapy, is
+    the engine's call to ``scheduler.close(reason)``: this wraps that method
+    on the scheduler instance (a test double's engine is left alone). An
+    error in ``callback`` is logged; the scheduler closes regardless.
+    """
+    if not isinstance(engine, ExecutionEngine):
+        return False
+    scheduler = _engine_scheduler(engine)
+    close = getattr(scheduler, "close", None)
+    if scheduler is None or not callable(close):
+        return False
+
+    def closing(*args: Any, **kwargs: Any) -> Any:
+        try:
+            callback()
+        except Exception:
+            logger.exception("Error while handing over the requests waiting for robots.txt")
+        return close(*args, **kwargs)
+
+    try:
+        scheduler.close = closing
+    except (AttributeError, TypeError):  # __slots__, a read-only attribute
+        return False
+    return True
 
 
 def downloader_slot(engine: Any, key: object) -> Any:
