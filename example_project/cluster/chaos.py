@@ -52,6 +52,10 @@ SITE: dict[str, list[str]] = {path: [] for path in ALLOWED_PATHS + PRIVATE_PATHS
 START_KEY = "pages:start_urls"
 QUEUE_KEY = "pages:requests"  # scrapy-redis SCHEDULER_QUEUE_KEY for the spider "pages"
 KEY_PATTERNS = ("pages:*", "cluster_demo:robotstxt:*")
+# Where the Redis store keeps each worker's parked requests (a hash per owner;
+# see scrapy_googlerobots/stores/redis.py): what a stopped or dead worker left
+# there waits for adoption, so the cluster is not idle while any is left.
+PARKED_RECORDS = "cluster_demo:robotstxt:parked:pages:requests:*"
 
 # Settings of every chaos worker (on top of cluster_demo/settings.py).
 WORKER_SETTINGS = {
@@ -293,6 +297,9 @@ def chaos_run(
         for worker in workers:
             worker.read(seen)
 
+    def parked_in_store() -> int:
+        return sum(client.hlen(key) for key in client.scan_iter(PARKED_RECORDS))
+
     def waiting(worker: Worker) -> list[str]:
         snapshot = worker.snapshot or {"parked": []}
         return [url for url in snapshot["parked"] if url in allowed_set]
@@ -335,10 +342,10 @@ def chaos_run(
     time.sleep(recover_after)
     events.append((web.recover(), f"{FLAKY} origins recover (robots.txt 200)"))
 
-    # Idle: the queue and the start list empty and every live worker's last
-    # snapshot (under a second old) without waiting or downloading requests,
-    # for 2 s in a row, and at least `settle` seconds after the last fault (a
-    # dead worker's leases lapse; what it left is adopted within that time).
+    # Idle: the queue and the start list empty, no parked request left in the
+    # store for adoption, and every live worker's last snapshot (under a second
+    # old) without waiting or downloading requests, for 2 s in a row, and at
+    # least `settle` seconds after the last fault (a dead worker's leases lapse).
     settle_until = max(f.at for f in faults) + settle
     quiet_since: float | None = None
     timed_out = True
@@ -349,6 +356,7 @@ def chaos_run(
         idle = (
             client.llen(START_KEY) == 0
             and not client.exists(QUEUE_KEY)
+            and not parked_in_store()
             and all(
                 w.snapshot is not None
                 and now - w.snapshot["t"] < 1.0
@@ -365,6 +373,7 @@ def chaos_run(
     events.append((time.time(), "cluster idle" if not timed_out else "TIMEOUT: cluster not idle"))
     codes = {w.name: w.stop() for w in workers}
     poll()
+    left_in_store = parked_in_store()
     web.close()
 
     crawled = Counter(url for w in workers for url in w.crawled)
@@ -406,6 +415,9 @@ def chaos_run(
         "duplicates": len(duplicates),
         "duplicate_urls": duplicates,
         "forbidden_fetched": forbidden,
+        "left_in_store": left_in_store,
+        "handed_over": stop.worker.stats.get("robotstxt/parked/handed_over", 0),
+        "adopted": sum(w.stats.get("robotstxt/parked/adopted", 0) for w in workers),
         "handover_latency": round(handover[0][0] - stop.at, 3) if handover else None,
         "handover_line": handover[0][1] if handover else None,
         "timed_out": timed_out,
@@ -421,6 +433,7 @@ def chaos_run(
         and not any(result[k] for k in ("lost_at_stop", "lost_at_kill", "lost_other"))
         and not duplicates
         and not forbidden
+        and not left_in_store
     )
     return result
 
@@ -454,6 +467,13 @@ def print_run(result: dict[str, Any], out: Callable[[str], None] = print) -> Non
     )
     if result["lost_other"]:
         out(f"other pages lost: {result['lost_other']}")
+    out(
+        f"robots.txt stats: {result['handed_over']} handed over at the stop "
+        f"(robotstxt/parked/handed_over), {result['adopted']} adopted by other workers "
+        "(robotstxt/parked/adopted)"
+    )
+    if result["left_in_store"]:
+        out(f"parked requests left in Redis, adopted by nobody: {result['left_in_store']}")
     if result["handover_line"]:
         out(
             f"SIGINT to the stop's log line: {result['handover_latency']:.2f} s "
@@ -461,8 +481,8 @@ def print_run(result: dict[str, Any], out: Callable[[str], None] = print) -> Non
         )
     else:
         out("SIGINT to the stop's log line: no such line")
-    verdict = "PASS" if result["ok"] else "FAIL"
-    out(f"result: {verdict} (lost in all: {lost}; logs in {result['workdir']})")
+    where = "" if result["ok"] else f"; logs in {result['workdir']}"
+    out(f"result: {'PASS' if result['ok'] else 'FAIL'} (pages lost in all: {lost}{where})")
 
 
 def print_table(results: list[dict[str, Any]], out: Callable[[str], None] = print) -> None:
@@ -589,10 +609,15 @@ def print_jobdir(result: dict[str, Any], out: Callable[[str], None] = print) -> 
         f"waiting pages crawled after the restart: {result['crawled_after_restart']} "
         f"of {result['waiting_at_kill']}; lost at the SIGKILL: {result['lost_at_kill']}"
     )
+    out(
+        f"restored by the restart: {result['restart_stats'].get('robotstxt/parked/adopted', 0)} "
+        "(robotstxt/parked/adopted)"
+    )
     out(f"pages allowed and never crawled: {result['never_crawled']}")
     out(f"duplicates (pages fetched more than once): {result['duplicates']}")
     out(f"disallowed pages fetched: {result['forbidden_fetched']}")
-    out(f"result: {'PASS' if result['ok'] else 'FAIL'} (logs in {result['workdir']})")
+    where = "" if result["ok"] else f" (logs in {result['workdir']})"
+    out(f"result: {'PASS' if result['ok'] else 'FAIL'}{where}")
 
 
 # -- entry point (from run_cluster.py) ----------------------------------------------------
