@@ -177,6 +177,10 @@ class ParkedRecords:
 
     def _beat(self) -> None:
         self._timer = Timer(self.ttl / 3, self._beat)
+        self.adopt_now()
+
+    def adopt_now(self) -> None:
+        """Renew the lease; adopt the records of stopped or dead owners (``adopt`` each)."""
         spider = self._spider()
         if spider is None or self.stopped:
             return
