@@ -174,8 +174,11 @@ async def test_an_unserializable_request_is_counted_kept_local_and_dropped_at_a_
 # -- a kill (a separate process) ------------------------------------------------------
 
 
-async def _kill_while_waiting(site: Site, worker_settings: dict[str, Any]) -> float:
-    """Run a worker process until its requests wait for robots.txt, SIGKILL it; the kill time."""
+async def _kill_while_waiting(
+    site: Site, worker_settings: dict[str, Any], *, interrupt: bool = False
+) -> float:
+    """Run a worker process until its requests wait for robots.txt, SIGKILL it (or
+    SIGINT: ``interrupt``); the time it ended."""
     doomed = ScriptProcess(
         WORKER_SCRIPT,
         {
@@ -186,11 +189,34 @@ async def _kill_while_waiting(site: Site, worker_settings: dict[str, Any]) -> fl
     await site.wait_for_hits("/robots.txt", 1, timeout=60)
     # The 503 reached the site; a moment for the worker to record all of them.
     await _sleep(1.0)
-    doomed.kill()
-    report = await doomed.ended.addTimeout(30, _reactor())
-    assert report["exit"] != 0, "killed, not ended"
-    assert report.get("downloaded") is None, "it never got to report"
+    if interrupt:
+        doomed.interrupt()
+        report = await doomed.ended.addTimeout(30, _reactor())
+        assert report["exit"] == 0, report["stderr"]
+        assert report["stats"]["robotstxt/parked/handed_over/store"] == 4
+        assert report["downloaded"] == []
+    else:
+        doomed.kill()
+        report = await doomed.ended.addTimeout(30, _reactor())
+        assert report["exit"] != 0, "killed, not ended"
+        assert report.get("downloaded") is None, "it never got to report"
     return time.monotonic()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_sigint_hands_over_to_the_next_worker_at_once(
+    redis_server: RedisServer, site: Site
+) -> None:
+    site.script("/robots.txt", Reply(503), Reply(200, ROBOTS))
+    # A lease far longer than the test: only a hand-over lets the next worker adopt.
+    shared = settings(ROBOTSTXT_CACHE_STORE=redis_server.url, ROBOTSTXT_PARKED_LEASE_TTL=600)
+    stopped_at = await _kill_while_waiting(site, shared, interrupt=True)
+    survivor = await run_crawl({**shared, "TEST_CLOCK_SHIFT": 60}, [])
+    took = time.monotonic() - stopped_at
+    print(f"figure: SIGINT hand-over; the next worker's crawl ended {took:.1f} s on")
+    assert survivor.stats["robotstxt/parked/adopted"] == 4
+    assert sorted(survivor.downloaded) == allowed(site)
+    assert_each_allowed_page_once(site)
 
 
 @pytest.mark.parametrize("store", ["redis", "sqlite"])
