@@ -167,12 +167,20 @@ class ParkedRecords:
     # -- the heartbeat -------------------------------------------------------------
 
     def start(self) -> None:
-        """Renew the lease and adopt orphaned records now and every third of the TTL."""
+        """Renew the lease and adopt orphaned records now and every third of the TTL.
+
+        Called at ``spider_opened``: the first adoption happens before the
+        engine can find the crawl idle and close it.
+        """
         if self._timer is None and not self.stopped:
-            self._timer = Timer(0, self._beat)
+            self._beat()
 
     def _beat(self) -> None:
         self._timer = Timer(self.ttl / 3, self._beat)
+        self.adopt_now()
+
+    def adopt_now(self) -> None:
+        """Renew the lease; adopt the records of stopped or dead owners (``adopt`` each)."""
         spider = self._spider()
         if spider is None or self.stopped:
             return

@@ -5,10 +5,14 @@ the crawler or engine a caller handed us: those may be test doubles
 (``MagicMock`` answers every ``getattr`` with a truthy object), and a drop-in
 middleware must behave under the doubles other people's tests build.
 
-:func:`engine_is_closing` is the one place that reads Scrapy internals: there
-is no public signal for "the spider has begun closing" (``spider_closed`` comes
-only after in-progress downloads have finished), and it checks what it reads
-by type.
+Scrapy has no public signal for "the spider has begun closing"
+(``spider_closed`` comes only after in-progress downloads have finished and
+the scheduler has closed). Two functions stand in for it, and they are the
+only places that read Scrapy internals, checking what they read by type:
+:func:`engine_is_closing` (polled while requests wait) and
+:func:`call_before_scheduler_close` (the last moment requests can still go to
+the scheduler; it reaches the scheduler through the public
+``engine.scheduler`` from Scrapy 2.19, through the engine's slot before).
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ def test_defaults_are_the_issue_defaults() -> None:
     assert config.unreachable_max_wait == 1_800
     assert (config.retry_delay, config.retry_max_delay) == (30, 600)
     assert config.fetch_lease_ttl == 15  # issue 10: short, renewed while the fetch runs
+    assert config.parked_lease_ttl == 15  # issue 19: a dead worker's waiting requests adopted
     assert (config.crawl_delay, config.crawl_delay_max) == (False, 60)  # issue 12: opt-in pacing
 
 
@@ -41,6 +42,7 @@ def test_every_default_is_listed() -> None:
         "ROBOTSTXT_CACHE_MAX_TTL",
         "ROBOTSTXT_CACHE_SIZE",
         "ROBOTSTXT_FETCH_LEASE_TTL",
+        "ROBOTSTXT_PARKED_LEASE_TTL",
         "ROBOTSTXT_SUMMARY",
         "ROBOTSTXT_CRAWL_DELAY",
         "ROBOTSTXT_CRAWL_DELAY_MAX",
