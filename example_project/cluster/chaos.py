@@ -69,6 +69,12 @@ WORKER_SETTINGS = {
     "LOG_LEVEL": "INFO",
 }
 
+# --reactor: the workers' TWISTED_REACTOR (default: the project's, i.e. Scrapy's).
+REACTORS = {
+    "asyncio": "twisted.internet.asyncioreactor.AsyncioSelectorReactor",
+    "classic": "twisted.internet.epollreactor.EPollReactor",
+}
+
 # The log line of a stop about the requests that were waiting (dropped or handed over).
 _WAITING_LINE = re.compile(r"waiting for robots\.txt", re.IGNORECASE)
 _STOP_WORDS = re.compile(r"dropp|hand|requeue|re-queue|return|kept|keep|saved", re.IGNORECASE)
@@ -267,7 +273,12 @@ class Fault:
 
 
 def chaos_run(
-    seed: int, redis_url: str, workdir: Path, timeout: float, settle: float
+    seed: int,
+    redis_url: str,
+    workdir: Path,
+    timeout: float,
+    settle: float,
+    settings: dict[str, str] = WORKER_SETTINGS,
 ) -> dict[str, Any]:
     """One seeded run of the cluster scenario; returns its figures."""
     import redis
@@ -287,7 +298,7 @@ def chaos_run(
     rundir = workdir / f"seed-{seed}"
     rundir.mkdir()
     env = _worker_env(redis_url)
-    args = ["pages", *_settings_args(WORKER_SETTINGS)]
+    args = ["pages", *_settings_args(settings)]
     seen = Seen()
     began = time.time()
     events: list[tuple[float, str]] = []
@@ -504,7 +515,9 @@ def print_table(results: list[dict[str, Any]], out: Callable[[str], None] = prin
 # -- the JOBDIR scenario ---------------------------------------------------------------
 
 
-def jobdir_run(seed: int, workdir: Path, timeout: float) -> dict[str, Any]:
+def jobdir_run(
+    seed: int, workdir: Path, timeout: float, settings: dict[str, str] = WORKER_SETTINGS
+) -> dict[str, Any]:
     """One process with JOBDIR: SIGKILLed while pages wait, restarted, then recovery."""
     rng = random.Random(seed)
     page_paths = ALLOWED_PATHS[:5] + PRIVATE_PATHS[:1]
@@ -519,15 +532,13 @@ def jobdir_run(seed: int, workdir: Path, timeout: float) -> dict[str, Any]:
     rundir.mkdir()
     jobdir = rundir / "job"
     env = _worker_env()
-    settings = _settings_args(
-        {**WORKER_SETTINGS, "JOBDIR": str(jobdir), "CONCURRENT_REQUESTS": "8"}
-    )
+    arguments = _settings_args({**settings, "JOBDIR": str(jobdir), "CONCURRENT_REQUESTS": "8"})
     seen = Seen()
     began = time.time()
     events: list[tuple[float, str]] = []
     deadline = time.monotonic() + timeout
 
-    first = Worker("run-1", rundir, env, ["links", "-a", f"start_url={hub.url}/", *settings])
+    first = Worker("run-1", rundir, env, ["links", "-a", f"start_url={hub.url}/", *arguments])
     healthy = set(allowed) - flaky_allowed
     while time.monotonic() < deadline and first.alive:
         first.read(seen)
@@ -548,7 +559,7 @@ def jobdir_run(seed: int, workdir: Path, timeout: float) -> dict[str, Any]:
         (killed_at, f"SIGKILL {first.name} ({len(waiting)} pages waiting for robots.txt)")
     )
 
-    second = Worker("run-2", rundir, env, ["links", *settings])
+    second = Worker("run-2", rundir, env, ["links", *arguments])
     events.append((time.time(), f"{second.name} restarts with the same JOBDIR (no start URL)"))
     time.sleep(round(rng.uniform(1.0, 3.0), 2))
     events.append((web.recover(), "3 origins recover (robots.txt 200)"))
@@ -626,13 +637,16 @@ def print_jobdir(result: dict[str, Any], out: Callable[[str], None] = print) -> 
 def main(args: argparse.Namespace, workdir: Path, redis_url: str | None) -> int:
     results: list[dict[str, Any]] = []
     seeds = [args.seed + n for n in range(args.runs)]
+    settings = dict(WORKER_SETTINGS)
+    if args.reactor:
+        settings["TWISTED_REACTOR"] = REACTORS[args.reactor]
     for seed in seeds:
         if args.chaos_jobdir:
-            result = jobdir_run(seed, workdir, args.timeout)
+            result = jobdir_run(seed, workdir, args.timeout, settings)
             print_jobdir(result)
         else:
             assert redis_url is not None
-            result = chaos_run(seed, redis_url, workdir, args.timeout, args.settle)
+            result = chaos_run(seed, redis_url, workdir, args.timeout, args.settle, settings)
             print_run(result)
         print(flush=True)
         results.append(result)

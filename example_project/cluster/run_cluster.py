@@ -171,6 +171,11 @@ def main() -> int:
         help="seconds after the last fault before the cluster counts as idle (default 20: "
         "longer than the 15 s leases a dead worker leaves behind)",
     )
+    chaos.add_argument(
+        "--reactor",
+        choices=["asyncio", "classic"],
+        help="the workers' Twisted reactor (default: Scrapy's default for the project)",
+    )
     args = parser.parse_args()
     if args.chaos_jobdir:
         return run_chaos(args, None)

@@ -53,6 +53,12 @@ def run_cluster(*args: str, env: dict[str, str]) -> tuple[int, dict[str, Any]]:
     return done.returncode, json.loads(summary)
 
 
+def _reactor() -> list[str]:
+    """The workers run on the reactor this test run is about (CI's classic-reactor pass)."""
+    classic = os.environ.get("GOOGLEROBOTS_EXPECT_REACTOR") == "classic"
+    return ["--reactor", "classic" if classic else "asyncio"]
+
+
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL" and not k.startswith("SCRAPY_")}
     return {**env, **extra}
@@ -61,7 +67,7 @@ def _env(**extra: str) -> dict[str, str]:
 def test_cluster_chaos_loses_no_waiting_request(redis_server: RedisServer) -> None:
     pytest.importorskip("scrapy_redis", reason="scrapy-redis is not installed")
     code, summary = run_cluster(
-        "--chaos", "--seed", str(SEED), "--timeout", str(RUN_TIMEOUT),
+        "--chaos", "--seed", str(SEED), "--timeout", str(RUN_TIMEOUT), *_reactor(),
         env=_env(REDIS_URL=redis_server.url),
     )  # fmt: skip
     [run] = summary["runs"]
@@ -87,7 +93,13 @@ def test_jobdir_crawl_sigkilled_keeps_its_waiting_requests() -> None:
     # The cluster project's spider modules import scrapy-redis.
     pytest.importorskip("scrapy_redis", reason="scrapy-redis is not installed")
     code, summary = run_cluster(
-        "--chaos-jobdir", "--seed", str(SEED), "--timeout", str(RUN_TIMEOUT), env=_env()
+        "--chaos-jobdir",
+        "--seed",
+        str(SEED),
+        "--timeout",
+        str(RUN_TIMEOUT),
+        *_reactor(),
+        env=_env(),
     )
     [run] = summary["runs"]
     assert not run["timed_out"]
