@@ -40,7 +40,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from run_cluster import HERE, Origin
 
@@ -98,7 +98,11 @@ class Seen:
 class Worker:
     """One ``scrapy crawl`` process: its log (lines about waiting requests timed) and events."""
 
+    # Every worker started, so that none outlives the harness (they never stop on their own).
+    started: ClassVar[list[Worker]] = []
+
     def __init__(self, name: str, workdir: Path, env: dict[str, str], args: list[str]) -> None:
+        Worker.started.append(self)
         self.name = name
         self.events_path = workdir / f"{name}.events"
         self.log_path = workdir / f"{name}.log"
@@ -640,19 +644,26 @@ def main(args: argparse.Namespace, workdir: Path, redis_url: str | None) -> int:
     settings = dict(WORKER_SETTINGS)
     if args.reactor:
         settings["TWISTED_REACTOR"] = REACTORS[args.reactor]
-    for seed in seeds:
-        if args.chaos_jobdir:
-            result = jobdir_run(seed, workdir, args.timeout, settings)
-            print_jobdir(result)
-        else:
-            assert redis_url is not None
-            result = chaos_run(seed, redis_url, workdir, args.timeout, args.settle, settings)
-            print_run(result)
-        print(flush=True)
-        results.append(result)
+    try:
+        for seed in seeds:
+            if args.chaos_jobdir:
+                result = jobdir_run(seed, workdir, args.timeout, settings)
+                print_jobdir(result)
+            else:
+                assert redis_url is not None
+                result = chaos_run(seed, redis_url, workdir, args.timeout, args.settle, settings)
+                print_run(result)
+            print(flush=True)
+            results.append(result)
+    finally:
+        # After an error or Ctrl-C in the harness, no worker is left running.
+        for worker in Worker.started:
+            if worker.alive:
+                worker.process.kill()
+                worker.process.wait()
     if len(results) > 1 and not args.chaos_jobdir:
         print_table(results)
-    ok = all(r["ok"] for r in results)
+    ok = bool(results) and all(r["ok"] for r in results)
     if args.json:
         print(json.dumps({"ok": ok, "runs": results}))
     return 0 if ok else 1

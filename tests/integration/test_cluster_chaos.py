@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -39,18 +40,25 @@ RUN_TIMEOUT = 120
 
 def run_cluster(*args: str, env: dict[str, str]) -> tuple[int, dict[str, Any]]:
     """``run_cluster.py *args --json``: its exit status and JSON summary (the report is printed)."""
-    done = subprocess.run(
+    # Its own session: if it hangs, it goes with its workers and its redis-server.
+    harness = subprocess.Popen(
         [sys.executable, str(CLUSTER / "run_cluster.py"), *args, "--json"],
         cwd=CLUSTER,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=RUN_TIMEOUT + 60,
         env=env,
+        start_new_session=True,
     )
-    *report, summary = done.stdout.strip().splitlines() or [""]
+    try:
+        stdout, stderr = harness.communicate(timeout=RUN_TIMEOUT + 60)
+    except subprocess.TimeoutExpired:
+        os.killpg(harness.pid, signal.SIGKILL)
+        stdout, stderr = harness.communicate()
+    *report, summary = stdout.strip().splitlines() or [""]
     print("\n".join(report))
-    assert summary.startswith("{"), done.stdout[-3000:] + done.stderr[-3000:]
-    return done.returncode, json.loads(summary)
+    assert summary.startswith("{"), stdout[-3000:] + stderr[-3000:]
+    return harness.returncode, json.loads(summary)
 
 
 def _reactor() -> list[str]:
