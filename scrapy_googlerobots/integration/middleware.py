@@ -439,8 +439,12 @@ class GoogleRobotsTxtMiddleware:
             raise DontCloseSpider
 
     def _on_spider_opened(self, **_: Any) -> None:
+        try:
+            engine = self.crawler.engine
+        except RuntimeError:  # Scrapy 2.19 before the crawl starts (a test sending the signal)
+            engine = None
         # The moment requests can still go to the scheduler, at any close.
-        call_before_scheduler_close(self.crawler.engine, self._close_watch.close)
+        call_before_scheduler_close(engine, self._close_watch.close)
         if isinstance(self._records, ParkedRecords):
             self._records.start()
 
