@@ -99,14 +99,13 @@ class Worker:
     """One ``scrapy crawl`` process: its log (lines about waiting requests timed) and events."""
 
     # Every worker started, so that none outlives the harness (they never stop on their own).
-    started: ClassVar[list[Worker]] = []
+    launched: ClassVar[list[Worker]] = []
 
     def __init__(self, name: str, workdir: Path, env: dict[str, str], args: list[str]) -> None:
-        Worker.started.append(self)
+        Worker.launched.append(self)
         self.name = name
         self.events_path = workdir / f"{name}.events"
         self.log_path = workdir / f"{name}.log"
-        self.started = time.time()
         self.process = subprocess.Popen(
             [
                 sys.executable,
@@ -413,10 +412,10 @@ def chaos_run(
         # request handed back): it was waiting for robots.txt unless its origin's
         # robots.txt had been served already; then it went on to the queue or
         # the downloader (scrapy-redis's business).
-        waiting = state == "parked" or (state == "scheduled" and web.robots_known_at(url) > t)
-        if where == stop.worker.name and waiting:
+        was_waiting = state == "parked" or (state == "scheduled" and web.robots_known_at(url) > t)
+        if where == stop.worker.name and was_waiting:
             losses["stop"].append(url)
-        elif where == kill.worker.name and waiting:
+        elif where == kill.worker.name and was_waiting:
             losses["kill"].append(url)
         elif where == kill.worker.name:
             losses["scrapy_redis"].append(url)
@@ -674,7 +673,7 @@ def main(args: argparse.Namespace, workdir: Path, redis_url: str | None) -> int:
             results.append(result)
     finally:
         # After an error or Ctrl-C in the harness, no worker is left running.
-        for worker in Worker.started:
+        for worker in Worker.launched:
             if worker.alive:
                 worker.process.kill()
                 worker.process.wait()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from typing import Any, ClassVar
+from typing import Any
 
 from scrapy import Request, Spider
 from scrapy.http import Response
@@ -20,7 +20,7 @@ class LinksSpider(Spider):
     """The stock scheduler and duplicate filter; the robots.txt store in ``JOBDIR``."""
 
     name = "links"
-    custom_settings: ClassVar[dict[str, Any]] = {
+    custom_settings = {  # noqa: RUF012 - Scrapy's own attribute, read once per crawl
         "SCHEDULER": "scrapy.core.scheduler.Scheduler",
         "DUPEFILTER_CLASS": "scrapy.dupefilters.RFPDupeFilter",
         # Empty: the middleware's default, JOBDIR/robotstxt.sqlite.
