@@ -423,6 +423,10 @@ def chaos_run(
             losses["other"].append(url)
     handover = [(t, line) for t, line in stop.worker.waiting_lines if t >= stop.at]
     handover = [(t, line) for t, line in handover if _STOP_WORDS.search(line)]
+    # The last adoption: by then every record the faulted workers left was taken.
+    adoptions = [
+        t for w in workers for t, line in w.waiting_lines if "Adopted" in line and t > kill.at
+    ]
     duplicates = sorted(url for url, n in hits.items() if n > 1)
     forbidden = sum(n for url, n in hits.items() if "/private/" in url)
     result = {
@@ -448,6 +452,8 @@ def chaos_run(
         "left_in_store": left_in_store,
         "handed_over": stop.worker.stats.get("robotstxt/parked/handed_over", 0),
         "adopted": sum(w.stats.get("robotstxt/parked/adopted", 0) for w in workers),
+        "last_adoption_after_kill": round(max(adoptions) - kill.at, 2) if adoptions else None,
+        "fetch_lease_waits": sum(w.stats.get("robotstxt/fetch_lease/waits", 0) for w in workers),
         "handover_latency": round(handover[0][0] - stop.at, 3) if handover else None,
         "handover_line": handover[0][1] if handover else None,
         "timed_out": timed_out,
@@ -503,6 +509,8 @@ def print_run(result: dict[str, Any], out: Callable[[str], None] = print) -> Non
         f"(robotstxt/parked/handed_over), {result['adopted']} adopted by other workers "
         "(robotstxt/parked/adopted)"
     )
+    if result["last_adoption_after_kill"] is not None:
+        out(f"last adoption: {result['last_adoption_after_kill']:.1f} s after the SIGKILL")
     if result["left_in_store"]:
         out(f"parked requests left in Redis, adopted by nobody: {result['left_in_store']}")
     if result["handover_line"]:
