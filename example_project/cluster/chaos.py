@@ -528,15 +528,19 @@ def print_table(results: list[dict[str, Any]], out: Callable[[str], None] = prin
     out("")
     out(
         "seed | waiting at stop | lost at stop | waiting at kill | lost at kill | "
-        "scrapy-redis loss | duplicates | forbidden fetched | hand-over latency | ok"
+        "scrapy-redis loss | duplicates | forbidden fetched | hand-over latency | "
+        "last adoption | ok"
     )
     for r in results:
         latency = "-" if r["handover_latency"] is None else f"{r['handover_latency']:.2f} s"
+        adopted = r.get("last_adoption_after_kill")
+        adoption = "-" if adopted is None else f"{adopted:.1f} s"
         out(
             f"{r['seed']:>4} | {r['waiting_at_stop']:>15} | {r['lost_at_stop']:>12} | "
             f"{r['waiting_at_kill']:>15} | {r['lost_at_kill']:>12} | "
             f"{r['scrapy_redis_loss']:>17} | "
-            f"{r['duplicates']:>10} | {r['forbidden_fetched']:>17} | {latency:>17} | {r['ok']}"
+            f"{r['duplicates']:>10} | {r['forbidden_fetched']:>17} | {latency:>17} | "
+            f"{adoption:>13} | {r['ok']}"
         )
 
 
