@@ -524,9 +524,7 @@ class GoogleRobotsTxtMiddleware:
         self._unlisten(closing=True)
         if self.config.summary:
             self._reporter.crawl_summary()
-        waiting = len(self._room.parked_requests())
-        if waiting:
-            self._reporter.waiting_at_close(waiting)
+        # Nothing is parked any more: the close handed every waiting request over or dropped it.
         self._store.close()
 
     def explain(self, request: Request) -> RobotsDecision | None:
