@@ -73,6 +73,7 @@ from scrapy_googlerobots.integration.scrapy_compat import (
     PROCESS_REQUEST_IS_COROUTINE,
     REQUEST_SCHEDULED_CAN_DROP,
     call_before_scheduler_close,
+    crawler_engine,
     engine_is_running,
     engine_takes_requests_back,
 )
@@ -439,12 +440,8 @@ class GoogleRobotsTxtMiddleware:
             raise DontCloseSpider
 
     def _on_spider_opened(self, **_: Any) -> None:
-        try:
-            engine = self.crawler.engine
-        except RuntimeError:  # Scrapy 2.19 before the crawl starts (a test sending the signal)
-            engine = None
         # The moment requests can still go to the scheduler, at any close.
-        call_before_scheduler_close(engine, self._close_watch.close)
+        call_before_scheduler_close(crawler_engine(self.crawler), self._close_watch.close)
         if isinstance(self._records, ParkedRecords):
             self._records.start()
 
@@ -471,7 +468,7 @@ class GoogleRobotsTxtMiddleware:
         entries = self._room.shutdown()
         kept = requeued = 0
         dropped: list[tuple[str, Parked]] = []
-        engine = self.crawler.engine
+        engine = crawler_engine(self.crawler)
         for key, entry in entries:
             if entry.rid is not None:
                 kept += 1
@@ -527,9 +524,7 @@ class GoogleRobotsTxtMiddleware:
         self._unlisten(closing=True)
         if self.config.summary:
             self._reporter.crawl_summary()
-        waiting = len(self._room.parked_requests())
-        if waiting:
-            self._reporter.waiting_at_close(waiting)
+        # Nothing is parked any more: the close handed every waiting request over or dropped it.
         self._store.close()
 
     def explain(self, request: Request) -> RobotsDecision | None:

@@ -102,6 +102,8 @@ class ParkedRecords:
         self._spider = spider
         self._adopt = adopt
         self._timer: Timer | None = None
+        # Records of requests already sent on while the store could not delete them.
+        self._unforgotten: list[str] = []
         self.stopped = False
 
     @property
@@ -149,6 +151,9 @@ class ParkedRecords:
         if not rids:
             return entries
         ours = self.store.forget_parked(self.scope, rids)
+        if ours is None:
+            # Deleted at the next beat, before the lease that guards them can lapse.
+            self._unforgotten += rids
         for entry in entries:
             entry.rid = None if ours is None or entry.rid in ours else entry.rid
         kept = [entry for entry in entries if entry.rid is None]
@@ -184,6 +189,7 @@ class ParkedRecords:
         spider = self._spider()
         if spider is None or self.stopped:
             return
+        self._forget_late()
         taken = self.store.adopt_parked(self.scope, self.ttl)
         if not taken:
             return
@@ -215,10 +221,17 @@ class ParkedRecords:
                 extra={"spider": spider},
             )
 
+    def _forget_late(self) -> None:
+        if self._unforgotten:
+            rids, self._unforgotten = self._unforgotten, []
+            if self.store.forget_parked(self.scope, rids) is None:
+                self._unforgotten = rids
+
     def stop(self) -> None:
         """This process stops: no more beats; what is left in the store may be adopted at once."""
         if self.stopped:
             return
+        self._forget_late()
         self.stopped = True
         if self._timer is not None:
             self._timer.cancel()

@@ -256,14 +256,6 @@ class Reporter:
             extra=self._extra,
         )
 
-    def waiting_at_close(self, count: int) -> None:
-        self.stats.set_value("robotstxt/parked/at_close", count)
-        logger.info(
-            "%(count)d requests were still waiting for robots.txt when the spider closed",
-            {"count": count},
-            extra=self._extra,
-        )
-
     # -- fetches --------------------------------------------------------------
 
     def fetch_started(self) -> None:

@@ -42,6 +42,7 @@ __all__ = [
     "REQUEST_SCHEDULED_CAN_DROP",
     "SCRAPY_VERSION",
     "call_before_scheduler_close",
+    "crawler_engine",
     "downloader_slot",
     "engine_download",
     "engine_is_closing",
@@ -138,6 +139,15 @@ def engine_is_closing(engine: Any) -> bool:
         return False
     slot = attributes.get("_slot", attributes.get("slot"))
     return isinstance(getattr(slot, "closing", None), Deferred)
+
+
+def crawler_engine(crawler: Any) -> ExecutionEngine | None:
+    """``crawler``'s engine when it is a real Scrapy engine; None before it exists, or a double."""
+    try:
+        engine = crawler.engine
+    except (AttributeError, RuntimeError):  # Scrapy 2.19 raises before the crawl starts
+        return None
+    return engine if isinstance(engine, ExecutionEngine) else None
 
 
 def _engine_scheduler(engine: ExecutionEngine) -> Any:

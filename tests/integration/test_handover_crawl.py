@@ -135,10 +135,19 @@ async def test_scrapy_redis_persist_without_a_shared_store_requeues_at_a_stop(
 @pytest_twisted.ensureDeferred
 async def test_without_anywhere_to_keep_them_a_stop_drops_with_the_errback(site: Site) -> None:
     site.script("/robots.txt", Reply(503))
-    stopped = await run_crawl(settings(CLOSESPIDER_TIMEOUT=2), urls(site))
+    at_spider_closed: list[int] = []
+
+    def on_closed(spider: Any) -> None:
+        # The spider's handler runs before the middleware's (connected first).
+        at_spider_closed.append(len(spider._result.failures))
+
+    stopped = await run_crawl(
+        settings(CLOSESPIDER_TIMEOUT=2), urls(site), spider_with_signals(spider_closed=on_closed)
+    )
     assert sorted(url for url, _ in stopped.failures) == sorted(urls(site))
     assert stopped.stats["robotstxt/unreachable/dropped"] == 4
     assert "robotstxt/parked/handed_over" not in stopped.stats
+    assert at_spider_closed == [4], "dropped before the scheduler closed, not at spider_closed"
 
 
 class LambdaSpider(RecordingSpider):

@@ -94,3 +94,27 @@ def test_a_record_that_cannot_be_restored_is_counted_and_deleted(tmp_path: Path)
         records(tmp_path / "s.sqlite", clock, Stats(), adopted).store.adopt_parked("pages", 15.0)
         == []
     ), "deleted, not left for the next adopter"
+
+
+def test_a_record_the_store_could_not_delete_is_deleted_at_the_next_beat(tmp_path: Path) -> None:
+    import sqlite3
+    import time
+
+    path, clock, stats, adopted = tmp_path / "s.sqlite", Clock(), Stats(), []
+    settings = {"ROBOTSTXT_CACHE_STORE": str(path), "ROBOTSTXT_CACHE_STORE_TIMEOUT": 0.2}
+    store = build_store(Settings(settings), stats, clock=clock)
+    assert isinstance(store, LayeredPolicyStore)
+    spider = PagesSpider()
+    mine = ParkedRecords(store, ttl=15.0, stats=stats, spider=lambda: spider, adopt=print)
+    entry = Parked(Request("http://a.example/1", callback=spider.parse), 0.0)
+    mine.record(entry)
+    blocker = sqlite3.connect(path)
+    blocker.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
+    assert mine.forget([entry]) == [entry], "released: the store cannot say otherwise"
+    assert stats["robotstxt/store/errors"] >= 1
+    blocker.rollback()
+    time.sleep(1.2)  # the layered store probes a failed store again after 1 s
+    mine.adopt_now()  # the next beat
+    mine.stop()
+    records(path, clock, Stats(), adopted).adopt_now()
+    assert adopted == [], "already crawled: deleted at the next beat, never adopted again"
