@@ -417,7 +417,10 @@ def chaos_run(
             losses["stop"].append(url)
         elif where == kill.worker.name and was_waiting:
             losses["kill"].append(url)
-        elif where == kill.worker.name:
+        elif where == kill.worker.name or (not where and not timed_out):
+            # Never seen: taken from the start list in a batch by the killed
+            # worker, which died before giving it to its engine (a waiting
+            # request is always seen: the "scheduled" event comes first).
             losses["scrapy_redis"].append(url)
         else:
             losses["other"].append(url)
