@@ -6,8 +6,9 @@
 ``scrapy crawl pages`` workers. While the 6 origins are unreachable and their
 pages wait for robots.txt, one worker gets one SIGINT and another is
 SIGKILLed; a replacement worker joins, the origins recover, and the cluster
-runs until it is idle (queue empty, every worker idle). The seed decides the
-page order, the slow pages, which workers are hit, in what order and when.
+runs until it is idle (start list and queue empty, no parked request left in
+Redis for adoption, every worker idle). The seed decides the page order, the
+slow pages, which workers are hit, in what order and when.
 
 ``--chaos-jobdir``: one ``scrapy crawl links`` process with ``JOBDIR`` and no
 Redis; SIGKILLed while pages wait for unreachable origins, restarted with the
@@ -18,10 +19,11 @@ Each worker writes what it holds to an events file (``cluster_demo/snapshots.py`
 the web server counts every fetch. The report says, per run: every page allowed
 by the final rules crawled or not, pages fetched twice, disallowed pages
 fetched, waiting pages lost at the SIGINT stop and at the SIGKILL, and, apart,
-scrapy-redis's own loss (requests that were in the killed worker's downloader:
-it took them off the shared queue, and nobody gives them back). Exit status 0
-only when the losses that are ours (robots.txt waits) and the duplicates and
-the disallowed fetches are all zero.
+scrapy-redis's own loss (requests the killed worker had taken off the shared
+queue or the start list and was not holding for robots.txt: nobody gives them
+back). Exit status 0 only when the faults met waiting pages and the losses that
+are ours (robots.txt waits), the duplicates, the disallowed fetches and the
+records left in Redis are all zero.
 """
 
 from __future__ import annotations
