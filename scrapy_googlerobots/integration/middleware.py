@@ -436,7 +436,13 @@ class GoogleRobotsTxtMiddleware:
     # -- spider lifecycle ------------------------------------------------------
 
     def _on_spider_idle(self, **_: Any) -> None:
-        if not self._close_watch.closing and self._room.busy:
+        if self._close_watch.closing:
+            return
+        if self._room.busy:
+            raise DontCloseSpider
+        # About to close: take over what stopped workers handed over since the
+        # last beat, rather than leave it for the next crawl.
+        if isinstance(self._records, ParkedRecords) and self._records.adopt_now():
             raise DontCloseSpider
 
     def _on_spider_opened(self, **_: Any) -> None:

@@ -184,15 +184,18 @@ class ParkedRecords:
         self._timer = Timer(self.ttl / 3, self._beat)
         self.adopt_now()
 
-    def adopt_now(self) -> None:
-        """Renew the lease; adopt the records of stopped or dead owners (``adopt`` each)."""
+    def adopt_now(self) -> int:
+        """Renew the lease; adopt the records of stopped or dead owners (``adopt`` each).
+
+        Returns how many requests were adopted.
+        """
         spider = self._spider()
         if spider is None or self.stopped:
-            return
+            return 0
         self._forget_late()
         taken = self.store.adopt_parked(self.scope, self.ttl)
         if not taken:
-            return
+            return 0
         adopted = 0
         broken: list[str] = []
         for rid, data in taken:
@@ -220,6 +223,7 @@ class ParkedRecords:
                 {"count": adopted, "store": self.store.description},
                 extra={"spider": spider},
             )
+        return adopted
 
     def _forget_late(self) -> None:
         if self._unforgotten:
