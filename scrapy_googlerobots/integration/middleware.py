@@ -43,8 +43,10 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
+from scrapy.dupefilters import RFPDupeFilter
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
 from scrapy.utils.defer import deferred_from_coro
+from scrapy.utils.misc import load_object
 from twisted.internet.defer import Deferred, fail, succeed
 
 from scrapy_googlerobots.integration.agents import AgentTokens
@@ -56,6 +58,7 @@ from scrapy_googlerobots.integration.lifecycle import CloseWatch
 from scrapy_googlerobots.integration.origin_state import (
     DROP_META,
     HANDED_BACK_META,
+    OWN_DONT_FILTER_META,
     RELEASED_META,
     WAITING_SINCE_META,
     OriginRef,
@@ -158,12 +161,23 @@ class GoogleRobotsTxtMiddleware:
         if not isinstance(store, LayeredPolicyStore) or store.parked is None or ttl <= 0:
             return NO_RECORDS
         crawler = self.crawler
+        settings = crawler.settings
+        # The duplicate filter of this process starts empty (Scrapy's default
+        # filter, no JOBDIR): an adopted request that was handed back (passed
+        # another process's filter) must meet this one, which may hold our own
+        # copy of it. A shared or persisted filter (scrapy-redis, JOBDIR) has
+        # seen it already, so it keeps the dont_filter it was handed back with.
+        fresh_filter = (
+            not settings.get("JOBDIR")
+            and load_object(settings.get("DUPEFILTER_CLASS") or RFPDupeFilter) is RFPDupeFilter
+        )
         return ParkedRecords(
             store,
             ttl=ttl,
             stats=crawler.stats,
             spider=lambda: crawler.spider,
             adopt=self._adopt,
+            fresh_filter=fresh_filter,
         )
 
     def _waiting_room(self, timings: FetchTimings) -> WaitingRoom:
@@ -379,7 +393,9 @@ class GoogleRobotsTxtMiddleware:
             # once already. A request that never meets the scheduler
             # (engine.download) comes straight back here and waits inline.
             meta[HANDED_BACK_META] = True
-            request.dont_filter = True
+            if not request.dont_filter:
+                meta[OWN_DONT_FILTER_META] = True
+                request.dont_filter = True
             self._room.expect(ref, request, record)
             self._reporter.handed_back()
             return request
@@ -436,7 +452,13 @@ class GoogleRobotsTxtMiddleware:
     # -- spider lifecycle ------------------------------------------------------
 
     def _on_spider_idle(self, **_: Any) -> None:
-        if not self._close_watch.closing and self._room.busy:
+        if self._close_watch.closing:
+            return
+        if self._room.busy:
+            raise DontCloseSpider
+        # About to close: take over what stopped workers handed over since the
+        # last beat, rather than leave it for the next crawl.
+        if isinstance(self._records, ParkedRecords) and self._records.adopt_now():
             raise DontCloseSpider
 
     def _on_spider_opened(self, **_: Any) -> None:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.utils.request import request_from_dict
 
+from scrapy_googlerobots.integration.origin_state import OWN_DONT_FILTER_META
 from scrapy_googlerobots.integration.timers import Timer
 
 if TYPE_CHECKING:
@@ -54,9 +55,16 @@ def serialize_request(request: Request, spider: Spider) -> bytes:
     return pickle.dumps(request.to_dict(spider=spider), protocol=4)
 
 
-def deserialize_request(data: bytes, spider: Spider) -> Request:
-    """The request :func:`serialize_request` wrote, without our bookkeeping meta."""
+def deserialize_request(data: bytes, spider: Spider, *, fresh_filter: bool = False) -> Request:
+    """The request :func:`serialize_request` wrote, without our bookkeeping meta.
+
+    ``fresh_filter``: the adopting process's duplicate filter has seen nothing
+    of the other process's, so ``dont_filter`` set by the middleware when it
+    handed the request back is cleared (the request meets this filter).
+    """
     request = request_from_dict(pickle.loads(data), spider=spider)
+    if fresh_filter and request.meta.get(OWN_DONT_FILTER_META):
+        request.dont_filter = False
     for key in [k for k in request.meta if k.startswith(_MIDDLEWARE_META_PREFIX)]:
         del request.meta[key]
     return request
@@ -95,8 +103,10 @@ class ParkedRecords:
         stats: Any,
         spider: Callable[[], Spider | None],
         adopt: Callable[[Request, str], None],
+        fresh_filter: bool = False,
     ) -> None:
         self.store = store
+        self.fresh_filter = fresh_filter
         self.ttl = ttl
         self.stats = stats
         self._spider = spider
@@ -184,20 +194,23 @@ class ParkedRecords:
         self._timer = Timer(self.ttl / 3, self._beat)
         self.adopt_now()
 
-    def adopt_now(self) -> None:
-        """Renew the lease; adopt the records of stopped or dead owners (``adopt`` each)."""
+    def adopt_now(self) -> int:
+        """Renew the lease; adopt the records of stopped or dead owners (``adopt`` each).
+
+        Returns how many requests were adopted.
+        """
         spider = self._spider()
         if spider is None or self.stopped:
-            return
+            return 0
         self._forget_late()
         taken = self.store.adopt_parked(self.scope, self.ttl)
         if not taken:
-            return
+            return 0
         adopted = 0
         broken: list[str] = []
         for rid, data in taken:
             try:
-                request = deserialize_request(data, spider)
+                request = deserialize_request(data, spider, fresh_filter=self.fresh_filter)
             except Exception as exc:  # a spider changed between runs, a corrupt record
                 broken.append(rid)
                 logger.warning(
@@ -220,6 +233,7 @@ class ParkedRecords:
                 {"count": adopted, "store": self.store.description},
                 extra={"spider": spider},
             )
+        return adopted
 
     def _forget_late(self) -> None:
         if self._unforgotten:

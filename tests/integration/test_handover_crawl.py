@@ -337,3 +337,35 @@ def _reactor() -> Any:
     from twisted.internet import reactor
 
     return reactor
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_worker_about_to_close_adopts_what_another_just_handed_over(
+    redis_server: RedisServer, site: Site
+) -> None:
+    from scrapy_googlerobots.integration.parked_records import serialize_request
+    from scrapy_googlerobots.stores.redis import RedisPolicyStore
+
+    site.script("/robots.txt", Reply(200, ROBOTS))
+    site.script("/a", Reply(200, b"page", delay=0.5))
+    handed = [site.url("/b"), site.url("/c")]
+
+    def hand_over(spider: Any) -> None:
+        # Another worker stops while this one crawls /a: its two requests are
+        # left in the store, released. This worker's next beat is 5 s away.
+        def stop_the_other() -> None:
+            other = RedisPolicyStore.from_url(redis_server.url)
+            for index, url in enumerate(handed):
+                data = serialize_request(Request(url, callback=spider.parse), spider)
+                other.keep_parked(spider.name, f"other-{index}", data, 15.0)
+            other.release_parked_lease(spider.name)
+
+        _reactor().callLater(0.2, stop_the_other)
+
+    result = await run_crawl(
+        settings(ROBOTSTXT_CACHE_STORE=redis_server.url),
+        [site.url("/a")],
+        spider_with_signals(spider_opened=hand_over),
+    )
+    assert result.stats["robotstxt/parked/adopted"] == 2, "adopted at idle, before closing"
+    assert sorted(result.downloaded) == [site.url("/a"), *handed]

@@ -230,6 +230,16 @@ def test_serialized_request_round_trip_starts_the_wait_afresh() -> None:
     )
     assert restored.dont_filter, "kept: it passed the duplicate filter already"
 
+    # A process whose own filter starts empty clears the dont_filter we set
+    # (handing it back), never the spider's own.
+    ours = request.replace(meta={"_robotstxt_own_dont_filter": True})
+    assert not deserialize_request(
+        serialize_request(ours, spider), spider, fresh_filter=True
+    ).dont_filter
+    assert deserialize_request(
+        serialize_request(request, spider), spider, fresh_filter=True
+    ).dont_filter
+
 
 def test_a_request_that_cannot_be_serialized_says_so() -> None:
     spider = JournalSpider()
