@@ -491,6 +491,13 @@ def print_run(result: dict[str, Any], out: Callable[[str], None] = print) -> Non
     out(
         f"pages allowed by the final rules crawled: {result['crawled']} "
         f"of {result['allowed_pages']}"
+        + (
+            ""
+            if not lost
+            else " (all others: scrapy-redis's own loss)"
+            if lost == result["scrapy_redis_loss"]
+            else f" ({lost} missing)"
+        )
     )
     out(f"duplicates (pages fetched more than once): {result['duplicates']}")
     out(f"disallowed pages fetched: {result['forbidden_fetched']}")
