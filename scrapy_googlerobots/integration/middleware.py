@@ -31,6 +31,11 @@ How a request meets robots.txt:
 
 Once the spider begins closing, no fetch starts and every wait ends: parked
 requests get their errback (or, with ``JOBDIR``, are saved for the resume).
+
+AI usage preferences (robots.txt ``Content-Usage`` / ``Content-Signal`` rules,
+the ``Content-Usage`` response header) are checked by :class:`~.usage.UsageGate`:
+in :meth:`process_request` only for origins whose robots.txt has usage rules,
+in :meth:`process_response` only for responses with the header or of such origins.
 """
 
 from __future__ import annotations
@@ -68,6 +73,7 @@ from scrapy_googlerobots.integration.scrapy_compat import (
 )
 from scrapy_googlerobots.integration.summary import CrawlSummary
 from scrapy_googlerobots.integration.timers import Timer
+from scrapy_googlerobots.integration.usage import UsageGate
 from scrapy_googlerobots.integration.waiting_room import WaitingRoom, disallow_message
 from scrapy_googlerobots.policy.canonical import canonicalize_url
 from scrapy_googlerobots.policy.decision import Action, is_the_copy_waited_for
@@ -79,6 +85,7 @@ from scrapy_googlerobots.stores.factory import build_store
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
+    from scrapy.http import Response
     from typing_extensions import Self
 
     from scrapy_googlerobots.policy.record import PolicyRecord
@@ -112,6 +119,8 @@ class GoogleRobotsTxtMiddleware:
         self._store_get = self._store.get
         timings = _timings(config)
         self._reporter = Reporter(crawler, config, timings)
+        self._usage = UsageGate(config.usage, self._reporter, self.explain)
+        self._usage_judge = self._usage.judge
         self._rules = ParsedRulesCache(config.cache_size, config.max_size)
         self._rules_of = self._rules.rules_of
         # scheme://authority prefix of a URL -> its origin (None: no robots.txt).
@@ -239,6 +248,8 @@ class GoogleRobotsTxtMiddleware:
             canonical = canonicalize_url(url)
             line = rules.deciding_line(canonical, token)
             if line >= 0:
+                if rules.has_usage:
+                    self._usage_judge(request, rules, canonical, token, ref)
                 return None
             raise self._reporter.forbidden(request, rules, canonical, token, ref, -line)
         outcome = self._check_slow(request, ref, record)
@@ -312,10 +323,20 @@ class GoogleRobotsTxtMiddleware:
         token = self._token(request)
         canonical = canonicalize_url(request.url)
         line = rules.deciding_line(canonical, token)
+        if line >= 0 and not rules.has_usage:
+            return
+        ref = self._origin_ref(request.url)
+        assert ref is not None, "only requests with an origin are judged"
         if line < 0:
-            ref = self._origin_ref(request.url)
-            assert ref is not None, "only requests with an origin are judged"
             raise self._reporter.forbidden(request, rules, canonical, token, ref, -line)
+        self._usage_judge(request, rules, canonical, token, ref)
+
+    def process_response(
+        self, request: Request, response: Response, spider: Spider | None = None
+    ) -> Response:
+        """Drop a response whose ``Content-Usage`` header refuses a declared use; give
+        ``response.meta["usage_preferences"]`` to one that carries preferences."""
+        return self._usage.response(request, response)
 
     def _check_slow(
         self, request: Request, ref: OriginRef, record: PolicyRecord | None
