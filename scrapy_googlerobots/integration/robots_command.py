@@ -112,7 +112,9 @@ class OriginCheck:
             found = self.rules.usage(canonical, token)
             for category in USAGE_CATEGORIES:
                 if category in found:
-                    preferences[category] = UsagePreference.of_rule(found[category], self.robots_url)
+                    preferences[category] = UsagePreference.of_rule(
+                        found[category], self.robots_url
+                    )
         for category in usage:
             refused = preferences[category]
             if refused is not None and not refused.allowed:

@@ -168,4 +168,3 @@ class UsageGate:
             return decision
         # No robots.txt copy to explain it (none fetched, or unreachable ones only).
         return RobotsDecision(request.url, "", True, 0, None, "", "", has_rules=False)
-
