@@ -132,9 +132,8 @@ class CrawlSummary:
             return []
         declared = ", ".join(self.declared_use) or "none"
         lines = [
-            f"  usage preferences (declared use: {declared}): {refused} requests forbidden by "
-            f"robots.txt, {dropped} responses dropped for their Content-Usage header, "
-            f"{carried} responses carried preferences"
+            f"  usage preferences (declared use: {declared}): {refused} forbidden by robots.txt, "
+            f"{dropped} dropped by their Content-Usage header, {carried} responses with preferences"
         ]
         top = self.top_usage_rules()
         if top:

@@ -657,9 +657,8 @@ async def test_stats_and_summary(make_site: Callable[..., Site]) -> None:
     lines = block.splitlines()
     assert lines[1] == "  requests: 1 forbidden, 0 deferred, 0 released, 0 dropped"
     at = lines.index(
-        "  usage preferences (declared use: train-ai, ai-use): 4 requests forbidden by "
-        "robots.txt, 1 responses dropped for their Content-Usage header, 2 responses carried "
-        "preferences"
+        "  usage preferences (declared use: train-ai, ai-use): 4 forbidden by robots.txt, "
+        "1 dropped by their Content-Usage header, 2 responses with preferences"
     )
     assert lines[at + 1] == "  usage rules that forbade the most requests:"
     assert lines[at + 2].split() == [
