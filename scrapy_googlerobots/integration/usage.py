@@ -42,8 +42,10 @@ PREFERENCES_META = "usage_preferences"
 USAGE_HEADER = b"Content-Usage"
 
 _UNSET: Any = object()
-# Distinct header values and meta values remembered (parsed once each).
+# Distinct header values and meta values remembered (parsed once each), and the
+# longest header value remembered (a hostile one is parsed, not kept).
 _MEMO_SIZE = 1_024
+_MEMO_VALUE_MAX = 512
 
 
 class UsageGate:
@@ -156,9 +158,10 @@ class UsageGate:
         parsed = self._headers.get(value)
         if parsed is None:
             parsed = parse_usage_header(value)
-            if len(self._headers) >= _MEMO_SIZE:
-                self._headers.clear()
-            self._headers[value] = parsed
+            if len(value) <= _MEMO_VALUE_MAX:
+                if len(self._headers) >= _MEMO_SIZE:
+                    self._headers.clear()
+                self._headers[value] = parsed
         return parsed
 
     def _decision_of(self, request: Request) -> RobotsDecision:

@@ -298,6 +298,20 @@ async def test_the_group_google_chooses(site: Site, agent: str, path: str, refus
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_usage_line_does_not_end_the_run_of_user_agent_lines(site: Site) -> None:
+    # Google's grouping: only allow/disallow ends a run of user-agent lines, so
+    # "*" and testbot share one group and its rules (Protego would see two groups).
+    site.script(
+        "/robots.txt",
+        robots("User-agent: *", "Content-Usage: train-ai=n", "User-agent: testbot", "Allow: /"),
+    )
+    url = site.url("/a")
+    result, _ = await crawl([url], usage=["train-ai"])
+    assert refusal(result, url) is not None
+    assert decision_of(result, url).group == "testbot"
+
+
+@pytest_twisted.ensureDeferred
 async def test_a_disallowed_url_has_no_usage_preference(site: Site) -> None:
     site.script(
         "/robots.txt",
