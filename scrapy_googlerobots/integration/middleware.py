@@ -334,8 +334,9 @@ class GoogleRobotsTxtMiddleware:
     def process_response(
         self, request: Request, response: Response, spider: Spider | None = None
     ) -> Response:
-        """Drop a response whose ``Content-Usage`` header refuses a declared use; give
-        ``response.meta["usage_preferences"]`` to one that carries preferences."""
+        """Give ``response.meta["usage_preferences"]`` to a response that carries AI usage
+        preferences (robots.txt, its ``Content-Usage`` header); raise ``IgnoreRequest``
+        when its header says "no" for a use the request declares."""
         return self._usage.response(request, response)
 
     def _check_slow(
@@ -447,7 +448,8 @@ class GoogleRobotsTxtMiddleware:
         self._store.close()
 
     def explain(self, request: Request) -> RobotsDecision | None:
-        """Why robots.txt lets ``request`` through or not, by the copy this crawl holds.
+        """Why robots.txt lets ``request`` through or not, by the copy this crawl holds,
+        with its AI usage preferences for the URL (``usage``).
 
         None when there is nothing to explain: the URL has no robots.txt
         (``data:``, ``file:`` ...), or none has been fetched for its origin

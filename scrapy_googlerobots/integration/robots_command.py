@@ -260,6 +260,8 @@ class Command(ScrapyCommand):
             "settings (user agent, ROBOTSTXT_USER_AGENT, proxies, headers, downloader "
             "middlewares), read it the way Google does and print, per URL, ALLOWED or "
             "DISALLOWED with the deciding line, the product token and the crawl delay. "
+            "With --usage CATEGORY (or ROBOTSTXT_USAGE), a URL whose robots.txt says no to "
+            "that AI use is DISALLOWED, with its Content-Usage / Content-Signal line. "
             "Exit status: 0 all allowed, 1 any disallowed, 2 usage error or no check."
         )
 
