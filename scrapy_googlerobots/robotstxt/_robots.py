@@ -18,7 +18,7 @@ from ._lines import (
 )
 from ._match import HTTP_AUTHORITY, path_params_query
 from ._policy import Policy
-from ._usage import DIRECTIVES as _USAGE_DIRECTIVES
+from ._usage import USAGE_DIRECTIVES as _USAGE_DIRECTIVES
 from ._usage import UsageRule, parse_usage_line
 
 __all__ = ["GOOGLE_MAX_SIZE", "RequestRate", "RobotsTxt", "Verdict", "parse", "product_token"]
