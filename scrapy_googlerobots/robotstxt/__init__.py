@@ -13,6 +13,8 @@ from ._lines import MAX_LINE_LENGTH, LineKind, RobotsLine, scan_lines
 from ._robots import GOOGLE_MAX_SIZE, RequestRate, RobotsTxt, Verdict, parse, product_token
 from ._usage import (
     USAGE_CATEGORIES,
+    USAGE_DIRECTIVES,
+    USAGE_VOCABULARIES,
     UsageLine,
     UsageRule,
     parse_usage_header,
@@ -24,6 +26,8 @@ __all__ = [
     "GOOGLE_MAX_SIZE",
     "MAX_LINE_LENGTH",
     "USAGE_CATEGORIES",
+    "USAGE_DIRECTIVES",
+    "USAGE_VOCABULARIES",
     "LineKind",
     "RequestRate",
     "RobotsLine",

@@ -18,7 +18,7 @@ from ._lines import (
 )
 from ._match import HTTP_AUTHORITY, path_params_query
 from ._policy import Policy
-from ._usage import DIRECTIVES as _USAGE_DIRECTIVES
+from ._usage import USAGE_DIRECTIVES as _USAGE_DIRECTIVES
 from ._usage import UsageRule, parse_usage_line
 
 __all__ = ["GOOGLE_MAX_SIZE", "RequestRate", "RobotsTxt", "Verdict", "parse", "product_token"]
@@ -483,7 +483,7 @@ class _UsageRobotsTxt(RobotsTxt):
     """A :class:`RobotsTxt` whose groups hold usage rules (a file without any
     is a plain RobotsTxt and pays nothing for them)."""
 
-    __slots__ = ("_usage_by_groups", "_usage_rules")
+    __slots__ = ("_usage_by_agent", "_usage_by_groups", "_usage_rules")
 
     def __init__(
         self,
@@ -494,30 +494,43 @@ class _UsageRobotsTxt(RobotsTxt):
     ) -> None:
         super().__init__(groups, sitemaps, tokens)
         self._usage_rules = usage_rules
-        # Indexes of the applicable groups -> category -> (policy, rules by line).
+        # Indexes of the applicable groups -> category -> (policy, rules by
+        # line); and the same by user agent, as _policies is.
         self._usage_by_groups: dict[tuple[int, ...], dict[str, _UsagePolicy]] = {}
+        self._usage_by_agent: dict[object, dict[str, _UsagePolicy]] = {}
 
     @property
     def has_usage(self) -> bool:
         return True
 
     def usage(self, url: str, user_agent: UserAgent) -> dict[str, UsageRule]:
-        if self.deciding_line(url, user_agent) < 0:
-            return {}  # not fetched at all
-        key = user_agent if isinstance(user_agent, str) else tuple(user_agent)
-        chosen = self._chosen(key)
-        policies = self._usage_by_groups.get(chosen)
-        if policies is None:
-            policies = self._usage_policies(chosen)
+        try:
+            policies = self._usage_by_agent[user_agent]
+        except (KeyError, TypeError):  # not seen yet, or a list of agents
+            policies = self._usage_for(user_agent)
         if not policies:
             return {}
         path = self._path_of(url)
+        allow = self._policy(user_agent)
+        if not allow.no_rules and allow.decide(path) < 0:
+            return {}  # not fetched at all
         found: dict[str, UsageRule] = {}
         for category, (policy, rules) in policies.items():
             line = policy.decide(path)
             if line:
                 found[category] = rules[abs(line)]
         return found
+
+    def _usage_for(self, user_agent: UserAgent) -> dict[str, _UsagePolicy]:
+        key: object = user_agent if isinstance(user_agent, str) else tuple(user_agent)
+        chosen = self._chosen(key)  # type: ignore[arg-type]
+        policies = self._usage_by_groups.get(chosen)
+        if policies is None:
+            policies = self._usage_policies(chosen)
+        if len(self._usage_by_agent) >= 64:  # bounded: callers may pass many agents
+            self._usage_by_agent.clear()
+        self._usage_by_agent[key] = policies
+        return policies
 
     def _usage_policies(self, chosen: tuple[int, ...]) -> dict[str, _UsagePolicy]:
         by_category: dict[str, tuple[array[int], list[bytes], dict[int, UsageRule]]] = {}

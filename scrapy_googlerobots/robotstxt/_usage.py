@@ -62,6 +62,8 @@ __all__ = [
     "CONTENT_SIGNAL",
     "CONTENT_USAGE",
     "USAGE_CATEGORIES",
+    "USAGE_DIRECTIVES",
+    "USAGE_VOCABULARIES",
     "UsageLine",
     "UsageRule",
     "parse_usage_header",
@@ -75,19 +77,18 @@ USAGE_CATEGORIES: tuple[str, ...] = ("train-ai", "ai-use", "search")
 CONTENT_USAGE = "Content-Usage"
 CONTENT_SIGNAL = "Content-Signal"
 
-# Per directive: key -> IETF category, and token -> allowed.
-_KEYS = {
-    CONTENT_USAGE: {name: name for name in USAGE_CATEGORIES},
-    CONTENT_SIGNAL: {"ai-train": "train-ai", "ai-input": "ai-use", "search": "search"},
+#: Per directive: (its keys -> IETF category, its value tokens -> allowed).
+USAGE_VOCABULARIES: dict[str, tuple[dict[str, str], dict[str, bool]]] = {
+    CONTENT_USAGE: ({name: name for name in USAGE_CATEGORIES}, {"y": True, "n": False}),
+    CONTENT_SIGNAL: (
+        {"ai-train": "train-ai", "ai-input": "ai-use", "search": "search"},
+        {"yes": True, "no": False},
+    ),
 }
-_VALUES = {
-    CONTENT_USAGE: {"y": True, "n": False},
-    CONTENT_SIGNAL: {"yes": True, "no": False},
-}
-_ANY_NAME = {**_KEYS[CONTENT_SIGNAL], **_KEYS[CONTENT_USAGE]}
+_ANY_NAME = {**USAGE_VOCABULARIES[CONTENT_SIGNAL][0], **USAGE_VOCABULARIES[CONTENT_USAGE][0]}
 
 #: Lower-cased robots.txt keys of the usage directives -> their names.
-DIRECTIVES = {b"content-usage": CONTENT_USAGE, b"content-signal": CONTENT_SIGNAL}
+USAGE_DIRECTIVES = {b"content-usage": CONTENT_USAGE, b"content-signal": CONTENT_SIGNAL}
 
 
 def usage_category(name: str) -> str | None:
@@ -145,8 +146,7 @@ def parse_usage_line(directive: str, value: bytes) -> UsageLine:
 def _values(directive: str, members: dict[str, Member] | None) -> dict[str, bool]:
     if not members:
         return {}
-    keys = _KEYS[directive]
-    tokens = _VALUES[directive]
+    keys, tokens = USAGE_VOCABULARIES[directive]
     values: dict[str, bool] = {}
     for key, member in members.items():
         category = keys.get(key)

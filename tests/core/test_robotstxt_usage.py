@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scrapy_googlerobots.robotstxt import (
     USAGE_CATEGORIES,
@@ -21,6 +23,8 @@ from scrapy_googlerobots.robotstxt import (
     parse_usage_line,
     usage_category,
 )
+from scrapy_googlerobots.robotstxt._lines import escape_pattern
+from scrapy_googlerobots.robotstxt._match import pattern_matches
 
 HOST = "http://example.com"
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "robotstxt"
@@ -449,3 +453,58 @@ def test_files_without_usage_rules_are_plain_robotstxt() -> None:
     # usage slots is built only for files that have some).
     assert all(type(robots).__name__ == "RobotsTxt" for robots in parsed)
     assert not any(robots.has_usage for robots in parsed)
+
+
+# --- against a naive reading of the rule, on generated files ------------------
+
+_PATHS = st.sampled_from(
+    ["", "/", "/a", "/a/", "/ab", "/a*", "/*b", "/a$", "/*.pdf$", "*", "/%c3%a9", "/é", "/a/b", "b"]
+)
+_PREFERENCES = st.sampled_from(
+    ["train-ai=n", "train-ai=y", "train-ai=y, search=n", "search=y", "ai-use=n, train-ai=n"]
+)
+_SIGNALS = st.sampled_from(["ai-train=no", "ai-train=yes", "search=yes, ai-input=no"])
+
+
+@st.composite
+def _usage_bodies(draw: st.DrawFn) -> str:
+    lines = ["user-agent: *"]
+    for _ in range(draw(st.integers(1, 8))):
+        path = draw(_PATHS)
+        if draw(st.booleans()):
+            value = f"content-usage: {path} {draw(_PREFERENCES)}"
+        else:
+            value = f"content-signal: {path} {draw(_SIGNALS)}"
+        lines.append(value.replace(":  ", ": "))
+    return "\n".join(lines)
+
+
+def naive_usage(body: str, path: bytes) -> dict[str, tuple[bool, int]]:
+    """Every rule tested one by one: longest normalised pattern, "no" on a tie,
+    then the earliest line (the single group "*" of the generated files)."""
+    best: dict[str, tuple[int, bool, int]] = {}  # category -> (length, allowed, line)
+    for number, text in enumerate(body.split("\n"), 1):
+        key, _, value = text.partition(": ")
+        if key not in ("content-usage", "content-signal"):
+            continue
+        parsed = parse_usage_line(key.title(), value.encode())
+        pattern = escape_pattern(parsed.path or b"/")
+        if not pattern_matches(path, pattern):
+            continue
+        for category, allowed in parsed.values.items():
+            length = len(pattern)
+            old = best.get(category)
+            if old is None or (length, not allowed) > (old[0], not old[1]):
+                best[category] = (length, allowed, number)
+    return {category: (allowed, line) for category, (_, allowed, line) in best.items()}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    body=_usage_bodies(),
+    path=st.sampled_from(["/", "/a", "/a/", "/ab", "/abc", "/a/b", "/x.pdf", "/%C3%A9", "/b"]),
+)
+def test_usage_matches_naive_reading(body: str, path: str) -> None:
+    found = parse(body).usage(HOST + path, "bot")
+    got = {category: (rule.allowed, rule.line) for category, rule in found.items()}
+    assert got == naive_usage(body, path.encode())
