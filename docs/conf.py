@@ -20,7 +20,7 @@ from scrapy_googlerobots import __version__  # noqa: E402  (the path above first
 
 project = "scrapy-googlerobots"
 author = "scrapy-googlerobots developers"
-copyright = "scrapy-googlerobots developers"  # noqa: A001
+copyright = "scrapy-googlerobots developers"
 release = __version__
 version = ".".join(__version__.split(".")[:2])
 
