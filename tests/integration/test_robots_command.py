@@ -210,30 +210,31 @@ Disallow: /admin/
 """
 
 
-@pytest.mark.parametrize(
-    ("settings", "shown", "applied"),
-    [
-        pytest.param(
-            ["ROBOTSTXT_CRAWL_DELAY=True", "ROBOTSTXT_CRAWL_DELAY_MAX=5"],
-            "5 s (capped from 9 s by ROBOTSTXT_CRAWL_DELAY_MAX)",
-            5.0,
-            id="capped",
-        ),
-        pytest.param(["ROBOTSTXT_CRAWL_DELAY=True"], "9 s", 9.0, id="under_the_default_cap"),
-        pytest.param(
-            [],
-            "none applied (robots.txt asks 9 s; ROBOTSTXT_CRAWL_DELAY is off)",
-            None,
-            id="pacing_off",
-        ),
-        pytest.param(
-            ["ROBOTSTXT_CRAWL_DELAY=True", "ROBOTSTXT_CRAWL_DELAY_MAX=0"],
-            "none applied (robots.txt asks 9 s; ROBOTSTXT_CRAWL_DELAY_MAX = 0)",
-            None,
-            id="maximum_zero",
-        ),
-    ],
-)
+# (-s settings, what the robots.txt line says after "crawl delay: ", the delay applied)
+DELAY_CASES = [
+    pytest.param(
+        ["ROBOTSTXT_CRAWL_DELAY=True", "ROBOTSTXT_CRAWL_DELAY_MAX=5"],
+        "5 s (capped from 9 s by ROBOTSTXT_CRAWL_DELAY_MAX)",
+        5.0,
+        id="capped",
+    ),
+    pytest.param(["ROBOTSTXT_CRAWL_DELAY=True"], "9 s", 9.0, id="under_the_default_cap"),
+    pytest.param(
+        [],
+        "none applied (robots.txt asks 9 s; ROBOTSTXT_CRAWL_DELAY is off)",
+        None,
+        id="pacing_off",
+    ),
+    pytest.param(
+        ["ROBOTSTXT_CRAWL_DELAY=True", "ROBOTSTXT_CRAWL_DELAY_MAX=0"],
+        "none applied (robots.txt asks 9 s; ROBOTSTXT_CRAWL_DELAY_MAX = 0)",
+        None,
+        id="maximum_zero",
+    ),
+]
+
+
+@pytest.mark.parametrize(("settings", "shown", "applied"), DELAY_CASES)
 @pytest_twisted.ensureDeferred
 async def test_the_crawl_delay_the_settings_apply(
     site: Site, settings: list[str], shown: str, applied: float | None
@@ -248,6 +249,13 @@ async def test_the_crawl_delay_the_settings_apply(
     document = json.loads((await run("--json", *options, site.url("/articles/1"))).stdout)
     [entry] = document["urls"]
     assert (entry["crawl_delay"], entry["crawl_delay_applied"]) == (9.0, applied)
+
+
+def test_the_docs_show_the_capped_and_the_unpaced_line() -> None:
+    page = (PROJECT.parent / "docs" / "usage" / "commands.rst").read_text(encoding="utf-8")
+    shown = {case.id: case.values[1] for case in DELAY_CASES}
+    for case in ("capped", "pacing_off"):
+        assert f"crawl delay: {shown[case]}" in " ".join(page.split()), case
 
 
 @pytest_twisted.ensureDeferred
