@@ -61,8 +61,11 @@ class _UsageGlobMayBeEmpty(logging.Filter):
 
 def setup(app: Any) -> None:
     logging.getLogger("sphinx.sphinx.directives.other").addFilter(_UsageGlobMayBeEmpty())
-    # Cross-referenceable settings, request meta keys and stats, like Scrapy's
-    # ``.. setting::`` / ``:setting:`` and scrapy-zyte-api's ``reqmeta``.
-    app.add_object_type("setting", "setting", indextemplate="pair: %s; setting")
-    app.add_object_type("reqmeta", "reqmeta", indextemplate="pair: %s; request meta key")
+    # Cross-referenceable settings and request meta keys, as Scrapy and
+    # scrapy-zyte-api declare them: ``.. setting:: NAME`` is a link target
+    # (the section title below it shows the name), ``:setting:`NAME``` links.
+    app.add_crossref_type("setting", "setting", indextemplate="pair: %s; setting")
+    app.add_crossref_type("reqmeta", "reqmeta", indextemplate="pair: %s; request meta key")
+    # A stat is an object of its own: ``.. stat:: NAME`` shows the name and
+    # its description (no section per stat).
     app.add_object_type("stat", "stat", indextemplate="pair: %s; stat")
