@@ -126,10 +126,8 @@ class OriginCheck:
             return f"{self.robots_url}{hops}: {self.reason}, unreachable: every URL disallowed"
         if self.rules is None:
             return f"{self.robots_url}{hops}: {self.reason}, no rules: every URL allowed"
-        return (
-            f"{self.robots_url}{hops}: {self.reason}, rules apply; "
-            f"crawl delay: {self.delay_text()}"
-        )
+        delay = self.delay_text()
+        return f"{self.robots_url}{hops}: {self.reason}, rules apply; crawl delay: {delay}"
 
     def delay_text(self) -> str:
         """The crawl delay a crawl with the project's settings applies, and why."""
