@@ -22,11 +22,11 @@ from scrapy.exceptions import IgnoreRequest
 from twisted.python.failure import Failure
 
 from scrapy_googlerobots.policy.usage import written_as
-from scrapy_googlerobots.robotstxt import USAGE_CATEGORIES
+from scrapy_googlerobots.robotstxt import USAGE_CATEGORIES, UsageRule
 
 if TYPE_CHECKING:
     from scrapy_googlerobots.policy.origin import Origin
-    from scrapy_googlerobots.robotstxt import RobotsTxt, UsageRule
+    from scrapy_googlerobots.robotstxt import RobotsTxt
 
 __all__ = [
     "FORBIDDEN_MESSAGE",
