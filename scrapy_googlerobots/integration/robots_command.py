@@ -43,7 +43,7 @@ from scrapy.utils.project import inside_project
 from twisted.internet.defer import DeferredList
 from twisted.python.failure import Failure
 
-from scrapy_googlerobots.cli.main import rule_texts, unreachable_reason
+from scrapy_googlerobots.cli.main import rule_texts, unreachable_reason, usage_verdict
 from scrapy_googlerobots.integration.config import RobotsConfig
 from scrapy_googlerobots.integration.explain import UsagePreference
 from scrapy_googlerobots.integration.fetcher import FetchResult, RobotsFetcher
@@ -80,7 +80,7 @@ class OriginCheck:
     rules: RobotsTxt | None
     """The parsed rules (outcome RULES only)."""
     texts: dict[int, str]
-    """Allow/disallow lines by number, as written."""
+    """Allow/disallow and Content-Usage/Content-Signal lines by number, as written."""
     crawl_delay: float | None
     """The delay the group chosen for the product token asks (the larger of
     Crawl-delay and Request-rate's seconds per request), if any."""
@@ -97,7 +97,7 @@ class OriginCheck:
         """Read one :class:`RobotsFetcher` result for ``token``, with ``config``'s pacing."""
         rules, texts, delay = None, {}, None
         if result.outcome is FetchOutcome.RULES:
-            rules, texts = parse(result.body), rule_texts(result.body)
+            rules, texts = parse(result.body), rule_texts(result.body, usage=True)
             delay = rules.delay(token)
         applied = applied_delay(delay, config.crawl_delay_max) if config.crawl_delay else None
         return cls(
@@ -138,8 +138,10 @@ class OriginCheck:
         for category in usage:
             refused = preferences[category]
             if refused is not None and not refused.allowed:
-                why = f"line {refused.line}: {refused.rule} (declared use: {category})"
-                return UrlVerdict(url, False, refused.line, refused.rule, why, self, preferences)
+                # The wording of ``googlerobots check --usage``.
+                _, why = usage_verdict(self.rules, self.texts, canonical, token, category)
+                rule = self.texts.get(refused.line, refused.rule)
+                return UrlVerdict(url, False, refused.line, rule, why, self, preferences)
         return UrlVerdict(url, verdict.allowed, line, rule, why, self, preferences)
 
     def describe(self) -> str:
@@ -429,7 +431,11 @@ def _document(
                 "usage": {
                     category: None
                     if p is None
-                    else {"allowed": p.allowed, "line": p.line, "rule": p.rule}
+                    else {
+                        "allowed": p.allowed,
+                        "line": p.line,
+                        "rule": v.robots.texts.get(p.line, p.rule),
+                    }
                     for category, p in v.usage.items()
                 },
                 "crawl_delay": v.robots.crawl_delay,

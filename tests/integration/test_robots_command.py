@@ -366,7 +366,7 @@ async def test_usage_no_is_disallowed_with_the_deciding_line(site: Site) -> None
     assert result.stdout.splitlines()[1:] == [
         "declared AI use: train-ai (from --usage)",
         f"{site.url('/robots.txt')}: HTTP 200, rules apply; crawl delay: none",
-        f"  DISALLOWED  {urls[0]}  line 7: Content-Usage: train-ai=n (declared use: train-ai)",
+        f"  DISALLOWED  {urls[0]}  train-ai=n: line 7: Content-Usage: train-ai=n, search=y",
         f"  ALLOWED     {urls[1]}  line 5: Allow: /; usage: train-ai=y (line 8), search=y (line 7)",
         f"  DISALLOWED  {urls[2]}  line 6: Disallow: /admin/",
     ]
@@ -395,14 +395,12 @@ async def test_usage_from_the_setting_and_in_json(site: Site) -> None:
     document = json.loads(result.stdout)
     assert document["declared_use"] == ["train-ai"]
     [entry] = document["urls"]
-    assert (entry["allowed"], entry["line"], entry["rule"]) == (
-        False,
-        7,
-        "Content-Usage: train-ai=n",
-    )
+    line_7 = "Content-Usage: train-ai=n, search=y"  # as written
+    assert (entry["allowed"], entry["line"], entry["rule"]) == (False, 7, line_7)
+    assert entry["reason"] == f"train-ai=n: line 7: {line_7}"
     assert entry["usage"] == {
-        "train-ai": {"allowed": False, "line": 7, "rule": "Content-Usage: train-ai=n"},
-        "search": {"allowed": True, "line": 7, "rule": "Content-Usage: search=y"},
+        "train-ai": {"allowed": False, "line": 7, "rule": line_7},
+        "search": {"allowed": True, "line": 7, "rule": line_7},
     }
     # --usage replaces the setting: declaring nothing, the URL is allowed.
     replaced = await run("-s", "ROBOTSTXT_USAGE=ai-train", "--usage", "", url)
