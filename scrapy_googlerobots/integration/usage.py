@@ -68,10 +68,10 @@ class UsageGate:
         self.seen = False
         """Some robots.txt judged in this crawl has usage rules (process_response looks for
         what :meth:`judge` found only then)."""
-        # A request robots.txt stated preferences for -> (the rules found, robots.txt URL),
-        # until its response. Weak: a request that never gets one leaves no trace, and a
-        # copy (retry, redirect) is a new request, judged afresh.
-        self._found: weakref.WeakKeyDictionary[Request, tuple[dict[str, UsageRule], str]] = (
+        # A request robots.txt stated preferences for -> the rules found, until its
+        # response. Weak: a request that never gets one leaves no trace, and a copy
+        # (retry, redirect) is a new request, judged afresh.
+        self._found: weakref.WeakKeyDictionary[Request, dict[str, UsageRule]] = (
             weakref.WeakKeyDictionary()
         )
         self._pop_found = self._found.pop
@@ -117,7 +117,7 @@ class UsageGate:
                 refused = UsagePreference.of_rule(rule, robots_url)
                 explain = partial(explain_rules, rules, url, token, robots_url)
                 raise self._reporter.usage_forbidden(request, refused, explain, ref.key)
-        self._found[request] = (found, robots_url)
+        self._found[request] = found
 
     # -- the response header (process_response) ------------------------------
 
@@ -127,27 +127,30 @@ class UsageGate:
         found = self._pop_found(request, None) if self.seen else None
         headers = response.headers
         meta = request.meta
-        if found is None and USAGE_HEADER not in headers:
+        stated = USAGE_HEADER in headers
+        if found is None and not stated:
             if PREFERENCES_META in meta:
                 # Copied from an earlier response's meta: not this response's.
                 del meta[PREFERENCES_META]
             return response
         if meta.get("dont_obey_robotstxt"):
             return response  # not ours to judge (robots.txt itself, or the user's opt-out)
-        robots = {c: rule.allowed for c, rule in found[0].items()} if found else {}
-        header = self._header(headers.getlist(USAGE_HEADER))
-        effective = combine(robots, header)
+        effective = {c: rule.allowed for c, rule in found.items()} if found else {}
+        header = self._header(headers.getlist(USAGE_HEADER)) if stated else {}
+        if header:
+            effective = combine(effective, header)
         if effective:
             meta[PREFERENCES_META] = effective
             self._reporter.usage_response()
         else:
             meta.pop(PREFERENCES_META, None)
-        for category in self.declared_of(request):
-            if header.get(category) is False:
-                refused = UsagePreference.of_header(category, False, response.url)
-                raise self._reporter.usage_forbidden(
-                    request, refused, lambda: self._decision_of(request), ""
-                )
+        if header:
+            for category in self.declared_of(request):
+                if header.get(category) is False:
+                    refused = UsagePreference.of_header(category, False, response.url)
+                    raise self._reporter.usage_forbidden(
+                        request, refused, lambda: self._decision_of(request), ""
+                    )
         return response
 
     def _header(self, values: list[bytes]) -> dict[str, bool]:
