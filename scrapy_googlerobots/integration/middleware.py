@@ -439,6 +439,7 @@ class GoogleRobotsTxtMiddleware:
 
     def _on_spider_closed(self, **_: Any) -> None:
         self._close_watch.close()
+        self._reporter.flush_counts()
         self._unlisten(closing=True)
         if self.config.summary:
             self._reporter.crawl_summary()

@@ -76,6 +76,9 @@ class Reporter:
         # Bound once: Scrapy's stats collector wraps attribute access (a cost per request).
         self._inc_value = crawler.stats.inc_value
         self.summary = CrawlSummary(declared_use=config.usage)
+        # Responses given usage preferences, not yet added to the stats: a stats call
+        # per response costs more than the rest of the usage check (see flush_counts).
+        self._usage_responses = 0
         # Origin key -> (last failure, unreachable since, attempts) of origins
         # unreachable now, for the drop lines; a good fetch removes the entry.
         self._outages: dict[str, tuple[str, float, int]] = {}
@@ -143,10 +146,17 @@ class Reporter:
 
     def usage_response(self) -> None:
         """A response was given ``usage_preferences`` (robots.txt or its header stated some)."""
-        self._inc_value("robotstxt/usage/responses")
+        self._usage_responses += 1
+
+    def flush_counts(self) -> None:
+        """Add the per-response counts kept here to the stats (at close; any time is fine)."""
+        if self._usage_responses:
+            self._inc_value("robotstxt/usage/responses", self._usage_responses)
+            self._usage_responses = 0
 
     def crawl_summary(self) -> None:
         """Log the end-of-crawl INFO block."""
+        self.flush_counts()
         logger.info(self.summary.render(self.stats.get_stats()), extra=self._extra)
 
     def not_checked(self, url: str, problem: Exception) -> None:
