@@ -15,6 +15,7 @@ from typing import Literal
 
 from scrapy.settings import BaseSettings
 
+from scrapy_googlerobots.policy.usage import declared_use
 from scrapy_googlerobots.robotstxt import GOOGLE_MAX_SIZE
 
 __all__ = ["DEFAULTS", "RobotsConfig", "UnreachableMode"]
@@ -40,6 +41,7 @@ DEFAULTS: dict[str, object] = {
     "ROBOTSTXT_SUMMARY": True,
     "ROBOTSTXT_CRAWL_DELAY": False,
     "ROBOTSTXT_CRAWL_DELAY_MAX": 60.0,
+    "ROBOTSTXT_USAGE": [],
 }
 
 _MODES: tuple[UnreachableMode, ...] = ("defer", "disallow")
@@ -47,7 +49,7 @@ _MODES: tuple[UnreachableMode, ...] = ("defer", "disallow")
 
 @dataclass(frozen=True, slots=True)
 class RobotsConfig:
-    """The checked ``ROBOTSTXT_*`` settings (see the README for each one)."""
+    """The checked ``ROBOTSTXT_*`` settings (docs/reference/settings.rst documents each one)."""
 
     obey: bool = False
     user_agent: str | None = None
@@ -76,6 +78,9 @@ class RobotsConfig:
     """``ROBOTSTXT_CRAWL_DELAY``: pace each origin by its Crawl-delay / Request-rate."""
     crawl_delay_max: float = 60.0
     """``ROBOTSTXT_CRAWL_DELAY_MAX``: the largest delay applied (larger ones are capped)."""
+    usage: tuple[str, ...] = ()
+    """``ROBOTSTXT_USAGE``: the AI uses the crawl collects content for (IETF category
+    names); a "no" for one of them stops the request. Empty: nothing is enforced."""
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsConfig:
@@ -113,6 +118,7 @@ class RobotsConfig:
             summary=settings.getbool("ROBOTSTXT_SUMMARY", True),
             crawl_delay=settings.getbool("ROBOTSTXT_CRAWL_DELAY", False),
             crawl_delay_max=reader.seconds("ROBOTSTXT_CRAWL_DELAY_MAX"),
+            usage=declared_use(settings.get("ROBOTSTXT_USAGE"), "ROBOTSTXT_USAGE"),
         )
         config._check_consistency()
         return config

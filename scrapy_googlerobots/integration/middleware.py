@@ -34,6 +34,11 @@ parked requests are handed over where the crawl goes on
 (:meth:`GoogleRobotsTxtMiddleware._shutdown`): left in the shared store for
 another worker or the resumed crawl to adopt, or put back into a scheduler
 that persists its queue; only with neither do they get their errback.
+
+AI usage preferences (robots.txt ``Content-Usage`` / ``Content-Signal`` rules,
+the ``Content-Usage`` response header) are checked by :class:`~.usage.UsageGate`:
+in :meth:`process_request` only for origins whose robots.txt has usage rules,
+in :meth:`process_response` only for responses with the header or of such origins.
 """
 
 from __future__ import annotations
@@ -82,6 +87,7 @@ from scrapy_googlerobots.integration.scrapy_compat import (
 )
 from scrapy_googlerobots.integration.summary import CrawlSummary
 from scrapy_googlerobots.integration.timers import Timer
+from scrapy_googlerobots.integration.usage import UsageGate
 from scrapy_googlerobots.integration.waiting_room import WaitingRoom, disallow_message
 from scrapy_googlerobots.policy.canonical import canonicalize_url
 from scrapy_googlerobots.policy.decision import Action, is_the_copy_waited_for
@@ -94,6 +100,7 @@ from scrapy_googlerobots.stores.layered import LayeredPolicyStore
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
+    from scrapy.http import Response
     from typing_extensions import Self
 
     from scrapy_googlerobots.policy.record import PolicyRecord
@@ -127,6 +134,8 @@ class GoogleRobotsTxtMiddleware:
         self._store_get = self._store.get
         timings = _timings(config)
         self._reporter = Reporter(crawler, config, timings)
+        self._usage = UsageGate(config.usage, self._reporter, self.explain)
+        self._usage_judge = self._usage.judge
         self._rules = ParsedRulesCache(config.cache_size, config.max_size)
         self._rules_of = self._rules.rules_of
         # scheme://authority prefix of a URL -> its origin (None: no robots.txt).
@@ -283,6 +292,8 @@ class GoogleRobotsTxtMiddleware:
             canonical = canonicalize_url(url)
             line = rules.deciding_line(canonical, token)
             if line >= 0:
+                if rules.has_usage:
+                    self._usage_judge(request, rules, canonical, token, ref)
                 return None
             raise self._reporter.forbidden(request, rules, canonical, token, ref, -line)
         outcome = self._check_slow(request, ref, record)
@@ -356,10 +367,21 @@ class GoogleRobotsTxtMiddleware:
         token = self._token(request)
         canonical = canonicalize_url(request.url)
         line = rules.deciding_line(canonical, token)
+        if line >= 0 and not rules.has_usage:
+            return
+        ref = self._origin_ref(request.url)
+        assert ref is not None, "only requests with an origin are judged"
         if line < 0:
-            ref = self._origin_ref(request.url)
-            assert ref is not None, "only requests with an origin are judged"
             raise self._reporter.forbidden(request, rules, canonical, token, ref, -line)
+        self._usage_judge(request, rules, canonical, token, ref)
+
+    def process_response(
+        self, request: Request, response: Response, spider: Spider | None = None
+    ) -> Response:
+        """Give ``response.meta["usage_preferences"]`` to a response that carries AI usage
+        preferences (robots.txt, its ``Content-Usage`` header); raise ``IgnoreRequest``
+        when its header says "no" for a use the request declares."""
+        return self._usage.response(request, response)
 
     def _check_slow(
         self, request: Request, ref: OriginRef, record: PolicyRecord | None
@@ -543,6 +565,7 @@ class GoogleRobotsTxtMiddleware:
 
     def _on_spider_closed(self, **_: Any) -> None:
         self._close_watch.close()
+        self._reporter.flush_counts()
         self._unlisten(closing=True)
         if self.config.summary:
             self._reporter.crawl_summary()
@@ -550,7 +573,8 @@ class GoogleRobotsTxtMiddleware:
         self._store.close()
 
     def explain(self, request: Request) -> RobotsDecision | None:
-        """Why robots.txt lets ``request`` through or not, by the copy this crawl holds.
+        """Why robots.txt lets ``request`` through or not, by the copy this crawl holds,
+        with its AI usage preferences for the URL (``usage``).
 
         None when there is nothing to explain: the URL has no robots.txt
         (``data:``, ``file:`` ...), or none has been fetched for its origin

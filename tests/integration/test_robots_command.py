@@ -84,7 +84,9 @@ async def test_project_user_agent_picks_the_group(site: Site, reactor: str) -> N
     # DemoBot's own group applies, not "*" (which disallows everything).
     assert result.stdout.splitlines() == [
         f"product token: DemoBot (from USER_AGENT = {PROJECT_AGENT!r})",
-        f"{site.url('/robots.txt')}: HTTP 200, rules apply; crawl delay: 2 s",
+        # The project does not pace by robots.txt (ROBOTSTXT_CRAWL_DELAY is off).
+        f"{site.url('/robots.txt')}: HTTP 200, rules apply; crawl delay: none applied "
+        "(robots.txt asks 2 s; ROBOTSTXT_CRAWL_DELAY is off)",
         f"  ALLOWED     {site.url('/articles/1')}  no matching rule",
         f"  DISALLOWED  {site.url('/admin/panel')}  line 5: Disallow: /admin/",
     ]
@@ -194,6 +196,85 @@ async def test_urls_grouped_by_origin_one_fetch_each(make_site: Any) -> None:
     assert (first.hits("/robots.txt"), second.hits("/robots.txt")) == (1, 1)
 
 
+# -- the crawl delay, as the project's settings apply it -------------------------
+
+PACED_ROBOTS = b"""\
+User-agent: DemoBot
+Disallow: /admin/
+Crawl-delay: 9
+
+User-agent: RateBot
+Crawl-delay: 2
+Request-rate: 1/3s
+Disallow: /admin/
+"""
+
+
+# (-s settings, what the robots.txt line says after "crawl delay: ", the delay applied)
+DELAY_CASES = [
+    pytest.param(
+        ["ROBOTSTXT_CRAWL_DELAY=True", "ROBOTSTXT_CRAWL_DELAY_MAX=5"],
+        "5 s (capped from 9 s by ROBOTSTXT_CRAWL_DELAY_MAX)",
+        5.0,
+        id="capped",
+    ),
+    pytest.param(["ROBOTSTXT_CRAWL_DELAY=True"], "9 s", 9.0, id="under_the_default_cap"),
+    pytest.param(
+        [],
+        "none applied (robots.txt asks 9 s; ROBOTSTXT_CRAWL_DELAY is off)",
+        None,
+        id="pacing_off",
+    ),
+    pytest.param(
+        ["ROBOTSTXT_CRAWL_DELAY=True", "ROBOTSTXT_CRAWL_DELAY_MAX=0"],
+        "none applied (robots.txt asks 9 s; ROBOTSTXT_CRAWL_DELAY_MAX = 0)",
+        None,
+        id="maximum_zero",
+    ),
+]
+
+
+@pytest.mark.parametrize(("settings", "shown", "applied"), DELAY_CASES)
+@pytest_twisted.ensureDeferred
+async def test_the_crawl_delay_the_settings_apply(
+    site: Site, settings: list[str], shown: str, applied: float | None
+) -> None:
+    site.script("/robots.txt", Reply(200, PACED_ROBOTS))
+    options = [arg for setting in settings for arg in ("-s", setting)]
+    result = await run(*options, site.url("/articles/1"))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[1] == (
+        f"{site.url('/robots.txt')}: HTTP 200, rules apply; crawl delay: {shown}"
+    )
+    document = json.loads((await run("--json", *options, site.url("/articles/1"))).stdout)
+    [entry] = document["urls"]
+    assert (entry["crawl_delay"], entry["crawl_delay_applied"]) == (9.0, applied)
+
+
+def test_the_docs_show_the_capped_and_the_unpaced_line() -> None:
+    page = (PROJECT.parent / "docs" / "usage" / "commands.rst").read_text(encoding="utf-8")
+    shown = {case.id: case.values[1] for case in DELAY_CASES}
+    for case in ("capped", "pacing_off"):
+        assert f"crawl delay: {shown[case]}" in " ".join(page.split()), case
+
+
+@pytest_twisted.ensureDeferred
+async def test_request_rate_counts_and_no_directive_says_none(make_site: Any) -> None:
+    paced, plain = make_site(), make_site()
+    paced.script("/robots.txt", Reply(200, PACED_ROBOTS))
+    plain.script("/robots.txt", Reply(200, b"User-agent: *\nDisallow: /admin/\n"))
+    result = await run(
+        "-s", "ROBOTSTXT_CRAWL_DELAY=True", "-s", "ROBOTSTXT_USER_AGENT=RateBot",
+        paced.url("/a"), plain.url("/b"),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    # Request-rate 1/3s is a 3 s delay, larger than Crawl-delay 2: the larger applies.
+    assert result.stdout.splitlines()[1::2] == [
+        f"{paced.url('/robots.txt')}: HTTP 200, rules apply; crawl delay: 3 s",
+        f"{plain.url('/robots.txt')}: HTTP 200, rules apply; crawl delay: none",
+    ]
+
+
 # -- --json ------------------------------------------------------------------
 
 
@@ -217,7 +298,9 @@ async def test_json_document(make_site: Any) -> None:
             "rule": rule if decided else None,
             "reason": reason,
             "token": "DemoBot",
+            "usage": {},
             "crawl_delay": 2.0 if robots["outcome"] == "rules" else None,
+            "crawl_delay_applied": None,  # ROBOTSTXT_CRAWL_DELAY is off in the project
             "robots_txt": robots,
         }
 
@@ -237,6 +320,7 @@ async def test_json_document(make_site: Any) -> None:
         "user_agent": PROJECT_AGENT,
         "user_agent_setting": "USER_AGENT",
         "token": "DemoBot",
+        "declared_use": [],
         "all_allowed": False,
         "urls": [
             entry(urls[0], False, "line 5: Disallow: /admin/", moved),
@@ -259,6 +343,70 @@ async def test_json_all_allowed_exit_0(site: Site) -> None:
 # -- usage -------------------------------------------------------------------
 
 
+# -- --usage (issue 20) --------------------------------------------------------
+
+USAGE_ROBOTS = b"""\
+User-agent: *
+Disallow: /
+
+User-agent: DemoBot
+Allow: /
+Disallow: /admin/
+Content-Usage: train-ai=n, search=y
+Content-Signal: /open/ ai-train=yes
+"""
+
+
+@pytest_twisted.ensureDeferred
+async def test_usage_no_is_disallowed_with_the_deciding_line(site: Site) -> None:
+    site.script("/robots.txt", Reply(200, USAGE_ROBOTS))
+    urls = [site.url("/article"), site.url("/open/a"), site.url("/admin/x")]
+    result = await run("--usage", "train-ai", *urls)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.splitlines()[1:] == [
+        "declared AI use: train-ai (from --usage)",
+        f"{site.url('/robots.txt')}: HTTP 200, rules apply; crawl delay: none",
+        f"  DISALLOWED  {urls[0]}  train-ai=n: line 7: Content-Usage: train-ai=n, search=y",
+        f"  ALLOWED     {urls[1]}  line 5: Allow: /; usage: train-ai=y (line 8), search=y (line 7)",
+        f"  DISALLOWED  {urls[2]}  line 6: Disallow: /admin/",
+    ]
+
+
+@pytest_twisted.ensureDeferred
+async def test_usage_yes_or_unknown_is_allowed_exit_0(site: Site) -> None:
+    site.script("/robots.txt", Reply(200, USAGE_ROBOTS))
+    url = site.url("/article")
+    # Content Signals names, repeated and comma-separated; ai-use is stated nowhere.
+    result = await run("--usage", "search", "--usage", "ai-input", url)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[1] == "declared AI use: search, ai-use (from --usage)"
+    assert result.stdout.splitlines()[-1] == (
+        f"  ALLOWED     {url}  line 5: Allow: /; usage: search=y (line 7), ai-use: no "
+        "preference, train-ai=n (line 7)"
+    )
+
+
+@pytest_twisted.ensureDeferred
+async def test_usage_from_the_setting_and_in_json(site: Site) -> None:
+    site.script("/robots.txt", Reply(200, USAGE_ROBOTS))
+    url = site.url("/article")
+    result = await run("--json", "-s", "ROBOTSTXT_USAGE=ai-train", url)
+    assert result.returncode == 1, result.stderr
+    document = json.loads(result.stdout)
+    assert document["declared_use"] == ["train-ai"]
+    [entry] = document["urls"]
+    line_7 = "Content-Usage: train-ai=n, search=y"  # as written
+    assert (entry["allowed"], entry["line"], entry["rule"]) == (False, 7, line_7)
+    assert entry["reason"] == f"train-ai=n: line 7: {line_7}"
+    assert entry["usage"] == {
+        "train-ai": {"allowed": False, "line": 7, "rule": line_7},
+        "search": {"allowed": True, "line": 7, "rule": line_7},
+    }
+    # --usage replaces the setting: declaring nothing, the URL is allowed.
+    replaced = await run("-s", "ROBOTSTXT_USAGE=ai-train", "--usage", "", url)
+    assert replaced.returncode == 0, replaced.stderr
+
+
 @pytest.mark.parametrize(
     "args",
     [
@@ -267,8 +415,18 @@ async def test_json_all_allowed_exit_0(site: Site) -> None:
         ["http://127.0.0.1:99999/x"],
         ["-s", "ROBOTSTXT_MAX_SIZE=0", "http://127.0.0.1:9/x"],
         ["-s", "ROBOTSTXT_UNREACHABLE=sometimes", "http://127.0.0.1:9/x"],
+        ["--usage", "train-llm", "http://127.0.0.1:9/x"],
+        ["-s", "ROBOTSTXT_USAGE=genai", "http://127.0.0.1:9/x"],
     ],
-    ids=["no-url", "no-robots-scheme", "bad-port", "bad-max-size", "bad-unreachable-mode"],
+    ids=[
+        "no-url",
+        "no-robots-scheme",
+        "bad-port",
+        "bad-max-size",
+        "bad-unreachable-mode",
+        "unknown-usage-option",
+        "unknown-usage-setting",
+    ],
 )
 def test_usage_errors_exit_2(args: list[str]) -> None:
     result = robots_command(*args)
