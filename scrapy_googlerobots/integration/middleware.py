@@ -59,6 +59,7 @@ from scrapy_googlerobots.integration.config import RobotsConfig
 from scrapy_googlerobots.integration.explain import RobotsDecision, explain_rules
 from scrapy_googlerobots.integration.fetcher import RobotsFetcher
 from scrapy_googlerobots.integration.fetching import FetchCoordinator
+from scrapy_googlerobots.integration.legacy_journal import take_up_legacy_journal
 from scrapy_googlerobots.integration.lifecycle import CloseWatch
 from scrapy_googlerobots.integration.origin_state import (
     DROP_META,
@@ -488,6 +489,10 @@ class GoogleRobotsTxtMiddleware:
         call_before_scheduler_close(crawler_engine(self.crawler), self._close_watch.close)
         if isinstance(self._records, ParkedRecords):
             self._records.start()
+        jobdir, spider = self.crawler.settings.get("JOBDIR"), self.crawler.spider
+        if jobdir and spider is not None:
+            # Upgrade path from 0.1.0 (its JOBDIR/robotstxt.parked journal); goes with it.
+            take_up_legacy_journal(jobdir, spider, self.crawler.stats, self._adopt)
 
     def _shutdown(self) -> None:
         """The spider has begun closing: no fetch starts, every wait ends, parked requests move on.
@@ -549,8 +554,12 @@ class GoogleRobotsTxtMiddleware:
             return False
         return True
 
-    def _adopt(self, request: Request, rid: str) -> None:
-        """A request another worker left waiting (recorded as ours under ``rid``): wait or go on."""
+    def _adopt(self, request: Request, rid: str | None = None) -> None:
+        """A request another worker left waiting (recorded as ours under ``rid``): wait or go on.
+
+        Without ``rid`` (a request of a 0.1.0 journal, taken at ``spider_opened``),
+        it is recorded if it waits, or goes to the engine.
+        """
         if self._close_watch.closing:
             return  # stays in the store: the next adopter takes it
         ref = self._origin_ref(request.url)
