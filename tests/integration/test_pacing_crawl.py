@@ -165,7 +165,8 @@ def _gaps_once_slow_joined(fast: Site, slow: Site) -> tuple[int, list[float]]:
     order = sends(fast, slow)
     assert [s.order for s in order] == list(range(1, len(order) + 1))  # every send recorded
     joined = min(sent(r).reached_after for r in slow.requests() if r.path.startswith("/page"))
-    return joined, [b.at - a.at for a, b in pairwise(order) if b.order > joined]
+    before = sum(1 for s in order if s.at <= joined)
+    return before, [b.at - a.at for a, b in pairwise(order) if b.at > joined]
 
 
 @pytest_twisted.ensureDeferred

@@ -12,9 +12,10 @@ one, sent on time, arrives early by as much. A full-suite run on a loaded
 slot sent 0.8 s apart.
 
 :data:`HANDLERS` (``DOWNLOAD_HANDLERS``) puts, in headers the site records,
-the slot's stamp and the order of each send (:func:`sent`), and how many
-requests the crawl had sent when the request reached the downloader
-(``request_reached_downloader``), the moment the pacer adjusts its slot.
+the slot's stamp and the order of each send (:func:`sent`), and the slot's
+stamp of its last send when the request reached the downloader
+(``request_reached_downloader``, the moment the pacer adjusts the slot): a
+send stamped later left after that moment.
 ``SEND_STAMPS_STALL`` (``{url: seconds}``) blocks the process for that long
 just after the slot stamps that URL, before it is written: the stall above,
 on demand.
@@ -34,7 +35,7 @@ from scrapy_googlerobots.integration.scrapy_compat import downloader_slot
 SENT_HEADER = "X-Test-Sent"
 REACHED_HEADER = "X-Test-Reached-After"
 HANDLERS = {"http": "send_stamps.SendStampingHandler"}
-_REACHED_META = "_test_sends_before_reaching"
+_REACHED_META = "_test_last_send_when_reaching"
 
 # Newer Scrapy awaits download_request(request); older calls
 # download_request(request, spider) for a Deferred.
@@ -46,7 +47,7 @@ class Sent(NamedTuple):
 
     order: int  # 1 for the crawl's first send
     at: float  # the slot's stamp (its own clock: compare only with other stamps)
-    reached_after: int  # sends before it reached the downloader
+    reached_after: float  # the slot's last send stamp when it reached the downloader
     path: str
 
 
@@ -56,7 +57,7 @@ def sent(record: Any) -> Sent:
     reached = record.header(REACHED_HEADER)
     assert stamp is not None and reached is not None, f"{record.path}: not sent by send_stamps"
     order, at = stamp.split()
-    return Sent(int(order), float(at), int(reached), record.path)
+    return Sent(int(order), float(at), float(reached), record.path)
 
 
 class SendStampingHandler(HTTP11DownloadHandler):
@@ -70,20 +71,24 @@ class SendStampingHandler(HTTP11DownloadHandler):
         self._stalls: dict[str, float] = dict(
             self._stamp_crawler.settings.getdict("SEND_STAMPS_STALL")
         )
-        # Loaded at the crawl's first send: every later request is seen reaching.
+        # Built, at the latest, for the crawl's first send: a request that reached
+        # the downloader before is taken as reaching it before any send (0).
         self._stamp_crawler.signals.connect(
             self._reached, signal=signals.request_reached_downloader
         )
 
     def _reached(self, request: Request, **_: Any) -> None:
-        request.meta[_REACHED_META] = self._sends
+        request.meta[_REACHED_META] = self._slot(request).lastseen
+
+    def _slot(self, request: Request) -> Any:
+        slot = downloader_slot(self._stamp_crawler.engine, request.meta.get("download_slot"))
+        assert slot is not None, f"{request.url}: no download slot"
+        return slot
 
     def _stamp(self, request: Request) -> None:
-        slot = downloader_slot(self._stamp_crawler.engine, request.meta.get("download_slot"))
-        assert slot is not None, f"{request.url}: sent without a slot"
         self._sends += 1
-        request.headers[SENT_HEADER] = f"{self._sends} {slot.lastseen!r}"
-        request.headers[REACHED_HEADER] = str(request.meta.get(_REACHED_META, 0))
+        request.headers[SENT_HEADER] = f"{self._sends} {self._slot(request).lastseen!r}"
+        request.headers[REACHED_HEADER] = repr(request.meta.get(_REACHED_META, 0.0))
         stall = self._stalls.pop(request.url, None)
         if stall:
             time.sleep(stall)  # the stall itself: nothing else may run meanwhile
