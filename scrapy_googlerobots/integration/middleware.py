@@ -75,6 +75,7 @@ from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.origin import origin_of
 from scrapy_googlerobots.policy.record import FetchTimings, ParsedRulesCache
 from scrapy_googlerobots.stores.factory import build_store
+from scrapy_googlerobots.stores.memory_cost import DEFAULT_HOT_SIZE
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -89,6 +90,9 @@ __all__ = ["FORBIDDEN_MESSAGE", "GoogleRobotsTxtMiddleware"]
 # Largest scheme://authority prefix remembered by the origin memo (longer
 # ones, e.g. huge data: URLs, are resolved each time instead of stored).
 _MEMO_KEY_MAX = 512
+# Entries of the origin memo (cleared when full): a few times the origins with
+# requests in flight, independent of how many origins the crawl meets.
+_MEMO_SIZE = 10_000
 _UNSEEN: Any = object()
 
 
@@ -112,11 +116,13 @@ class GoogleRobotsTxtMiddleware:
         self._store_get = self._store.get
         timings = _timings(config)
         self._reporter = Reporter(crawler, config, timings)
-        self._rules = ParsedRulesCache(config.cache_size, config.max_size)
+        # Parsed rules of records a shared store returns without them: as many
+        # as the local cache keeps parsed.
+        self._rules = ParsedRulesCache(DEFAULT_HOT_SIZE, config.max_size)
         self._rules_of = self._rules.rules_of
         # scheme://authority prefix of a URL -> its origin (None: no robots.txt).
         self._origins: dict[str, OriginRef | None] = {}
-        self._memo_size = max(1_024, config.cache_size)
+        self._memo_size = _MEMO_SIZE
         self._agents = AgentTokens(
             config.user_agent, config.default_user_agent, lambda: {"spider": crawler.spider}
         )

@@ -83,6 +83,8 @@ def _due(record: PolicyRecord) -> float:
 class LayeredPolicyStore:
     """A :class:`PolicyStore`: a local LRU layer in front of ``shared``.
 
+    ``local`` is the local layer (default: a :class:`MemoryPolicyStore` of
+    ``local_size`` origins, None meaning the default memory budget);
     ``clock`` is the middleware's record clock (decides when a record is due);
     ``monotonic`` times the local layer's ``local_ttl`` and the probe pauses.
     """
@@ -92,7 +94,8 @@ class LayeredPolicyStore:
         shared: PolicyStore,
         *,
         description: str,
-        local_size: int = 10_000,
+        local_size: int | None = None,
+        local: MemoryPolicyStore | None = None,
         local_ttl: float = 60.0,
         timeout: float = 1.0,
         stats: StatsLike | None = None,
@@ -101,7 +104,7 @@ class LayeredPolicyStore:
     ) -> None:
         self.shared = shared
         self.description = description
-        self.local = MemoryPolicyStore(max_size=local_size)
+        self.local = local if local is not None else MemoryPolicyStore(max_size=local_size)
         self.local_ttl = local_ttl
         self.timeout = timeout
         self._stats = stats
@@ -110,7 +113,7 @@ class LayeredPolicyStore:
         # The hot path's index: origin -> (record, monotonic time until which
         # it needs no re-read, record-clock time at which it is due for a
         # fetch). Filled when a record is checked against the shared store;
-        # bounded like the local layer.
+        # bounded like the local layer's hot set (its records hold parsed rules).
         self._fresh: OrderedDict[str, tuple[PolicyRecord, float, float]] = OrderedDict()
         # Origins written locally while the shared store was out; pushed to it
         # on recovery unless it holds a good copy at least as recent.
@@ -194,7 +197,7 @@ class LayeredPolicyStore:
         origin = record.origin
         self._fresh[origin] = (record, now + self.local_ttl, _due(record))
         self._fresh.move_to_end(origin)
-        if len(self._fresh) > self.local.max_size:
+        if len(self._fresh) > self.local.hot_size:
             self._fresh.popitem(last=False)
 
     def _shared_usable(self, now: float) -> bool:
