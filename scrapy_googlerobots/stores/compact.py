@@ -35,10 +35,9 @@ _STATUS = struct.Struct("<i")
 _TIME = struct.Struct("<d")
 _COUNT = struct.Struct("<I")
 _HAS_BODY, _HAS_STATUS, _HAS_SINCE, _HAS_RETRY, _HAS_FAILURES = 1, 2, 4, 8, 16
-# Level 9: a body is compressed once per trip out of the hot set, and the
-# few percent it saves over the default level are kept for as long as the
-# origin stays quiet.
-_LEVEL = 9
+# zlib's default level: over the corpus level 9 saves 2% of the bytes for
+# 2.5x the time, and a body is compressed each time its origin goes quiet.
+_LEVEL = 6
 
 MAX_BODY = 64 * 1024 * 1024
 """The most bytes a stored body may inflate to: a bound against a hostile store entry."""
@@ -85,9 +84,7 @@ def pack(record: PolicyRecord) -> bytes:
     if record.body is not None:
         flags |= _HAS_BODY
         tail.append(deflate(record.body))
-    head = _HEAD.pack(
-        _TAG, _OUTCOMES[record.outcome], flags, record.fetched_at, record.expires_at
-    )
+    head = _HEAD.pack(_TAG, _OUTCOMES[record.outcome], flags, record.fetched_at, record.expires_at)
     return head + b"".join(tail)
 
 

@@ -62,9 +62,7 @@ _RAW, _DEFLATE = 0, 1
 _PUT = (
     f"INSERT INTO robotstxt_policy (origin, {_COLUMNS}, keep_until, body_codec) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (origin) DO UPDATE SET "
-    + ", ".join(
-        f"{c} = excluded.{c}" for c in [*_COLUMNS.split(", "), "keep_until", "body_codec"]
-    )
+    + ", ".join(f"{c} = excluded.{c}" for c in [*_COLUMNS.split(", "), "keep_until", "body_codec"])
 )
 # Granted when nobody holds the lease, it has expired, or we hold it already;
 # one statement, so two processes can never both see it free.

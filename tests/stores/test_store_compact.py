@@ -107,7 +107,8 @@ def test_sqlite_reads_a_file_written_before_compression(tmp_path: Path) -> None:
             failures INTEGER NOT NULL, retry_at REAL, keep_until REAL NOT NULL)"""
         )
         conn.execute(
-            "INSERT INTO robotstxt_policy VALUES (?, 'rules', ?, 200, 5.0, 9e9, NULL, 0, NULL, 9e9)",
+            "INSERT INTO robotstxt_policy "
+            "VALUES (?, 'rules', ?, 200, 5.0, 9e9, NULL, 0, NULL, 9e9)",
             ("https://old:443", BIG_BODY),
         )
     store = SqlitePolicyStore(db, clock=Clock(0.0))
