@@ -37,16 +37,20 @@ import json
 import os
 import resource
 import shutil
-import socket
 import subprocess
 import sys
+import tempfile
 import threading
-import time
 import tracemalloc
 from pathlib import Path
 from typing import Any
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "robotstxt"
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus" / "robotstxt"
+sys.path[:0] = [str(ROOT / "example_project" / "cluster")]
+
+from run_cluster import start_redis  # noqa: E402 - after the path set-up
+
 VARIANTS = ("none", "stock", "ours")
 USER_AGENT = "BenchBot/1.0 (+https://bench.example/bot)"
 PAGE = b"<!doctype html><title>page</title>" + b"<p>Lorem ipsum dolor sit amet.</p>" * 40
@@ -114,15 +118,15 @@ def serve(count: int) -> None:
             request.setHeader(b"Content-Type", b"text/html")
             return PAGE
 
-    # One port free on every address: take the one the first address gets.
-    probe = socket.socket()
-    probe.bind((address(0), 0))
-    port = probe.getsockname()[1]
-    probe.close()
+    # The first address gets a port from the OS; the others listen on the
+    # same port (each address is its own socket namespace).
+    files_bodies = [path.read_bytes() for path in files]
+    port = 0
     for index in range(count):
-        site = Site(Origin(files[index % len(files)].read_bytes()))
+        site = Site(Origin(files_bodies[index % len(files)]))
         site.noisy = False
-        reactor.listenTCP(port, site, interface=address(index))  # type: ignore[attr-defined]
+        listening = reactor.listenTCP(port, site, interface=address(index))  # type: ignore[attr-defined]
+        port = listening.getHost().port
     print(port, flush=True)
 
     def wait_for_eof() -> None:
@@ -342,32 +346,33 @@ def cache_table(counts: list[int]) -> None:
 
 
 def redis_table(count: int) -> None:
-    binary = shutil.which("redis-server")
-    if binary is None:
+    if shutil.which("redis-server") is None:
         print("\nRedis: redis-server not installed, skipped")
         return
+    with tempfile.TemporaryDirectory() as workdir:
+        server, url = start_redis(Path(workdir))
+        try:
+            used = redis_used(url, count)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    per = used / count
+    print(
+        f"\nRedis: {count:,} origins of the corpus mix: {per:.0f} B/origin (INFO memory "
+        f"used_memory); extrapolated to 1,000,000 origins: {per * 1e6 / 2**30:.2f} GiB"
+    )
+
+
+def redis_used(url: str, count: int) -> int:
+    """Bytes of Redis memory ``count`` records of the corpus mix take (``INFO memory``)."""
     import redis
 
     from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
     from scrapy_googlerobots.policy.record import PolicyRecord
     from scrapy_googlerobots.stores.redis import RedisPolicyStore
 
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    server = subprocess.Popen(
-        [binary, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-    )
+    client = redis.Redis.from_url(url)
     try:
-        client = redis.Redis(host="127.0.0.1", port=port)
-        for _ in range(100):
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.05)
         store = RedisPolicyStore(client, clock=lambda: 1_000.0)
         bodies = corpus_bodies()
         before = client.info("memory")["used_memory"]
@@ -383,16 +388,9 @@ def redis_table(count: int) -> None:
                     expires_at=87_400.0,
                 )
             )
-        used = client.info("memory")["used_memory"] - before
-        client.close()
+        return int(client.info("memory")["used_memory"]) - before
     finally:
-        server.terminate()
-        server.wait(timeout=30)
-    per = used / count
-    print(
-        f"\nRedis: {count:,} origins of the corpus mix: {per:.0f} B/origin (INFO memory "
-        f"used_memory); extrapolated to 1,000,000 origins: {per * 1e6 / 2**30:.2f} GiB"
-    )
+        client.close()
 
 
 def main(argv: list[str] | None = None) -> int:
