@@ -38,7 +38,7 @@ _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS robotstxt_policy (
         origin TEXT PRIMARY KEY,
         outcome TEXT NOT NULL,
-        body BLOB,
+        body_blob BLOB,
         status INTEGER,
         fetched_at REAL NOT NULL,
         expires_at REAL NOT NULL,
@@ -55,9 +55,14 @@ _SCHEMA = (
         expires_at REAL NOT NULL
     )""",
 )
-_COLUMNS = "outcome, body, status, fetched_at, expires_at, unreachable_since, failures, retry_at"
-# body_codec: how ``body`` is stored. 0 = raw (files written before issue 21,
-# read as they are), 1 = raw deflate (compact.deflate), what is written now.
+_COLUMNS = (
+    "outcome, body_blob, status, fetched_at, expires_at, unreachable_since, failures, retry_at"
+)
+# body_codec: how ``body_blob`` is stored. 0 = raw (rows of files written
+# before bodies were compressed), 1 = raw deflate (compact.deflate), what is
+# written now. The column is not called ``body`` any more, so that an earlier
+# version given this file fails to read it (and falls back to memory) instead
+# of taking a deflated body for robots.txt text.
 _RAW, _DEFLATE = 0, 1
 _PUT = (
     f"INSERT INTO robotstxt_policy (origin, {_COLUMNS}, keep_until, body_codec) "
@@ -135,7 +140,7 @@ class SqlitePolicyStore:
             conn.execute("PRAGMA synchronous = NORMAL")
             for statement in _SCHEMA:
                 conn.execute(statement)
-            _add_body_codec(conn)
+            _migrate_body(conn)
             self._prune(conn)
         except BaseException:
             conn.close()
@@ -252,13 +257,15 @@ class SqlitePolicyStore:
         self._conn.close()
 
 
-def _add_body_codec(conn: sqlite3.Connection) -> None:
-    """Give a file written before bodies were compressed its ``body_codec`` column (0: raw)."""
+def _migrate_body(conn: sqlite3.Connection) -> None:
+    """Bring a file written before bodies were compressed to this layout (its rows: codec 0)."""
     columns = {row[1] for row in conn.execute("PRAGMA table_info(robotstxt_policy)")}
     if "body_codec" not in columns:
         conn.execute(
             "ALTER TABLE robotstxt_policy ADD COLUMN body_codec INTEGER NOT NULL DEFAULT 0"
         )
+    if "body" in columns:
+        conn.execute("ALTER TABLE robotstxt_policy RENAME COLUMN body TO body_blob")
 
 
 def _process_alive(holder: str) -> bool:

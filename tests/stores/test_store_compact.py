@@ -92,7 +92,7 @@ def test_sqlite_stores_the_body_deflated(tmp_path: Path) -> None:
     assert store.get(record.origin) == record
     store.close()
     with sqlite3.connect(db) as conn:
-        (stored,) = conn.execute("SELECT length(body) FROM robotstxt_policy").fetchone()
+        (stored,) = conn.execute("SELECT length(body_blob) FROM robotstxt_policy").fetchone()
     assert stored < len(BIG_BODY) // 5
 
 
@@ -118,13 +118,18 @@ def test_sqlite_reads_a_file_written_before_compression(tmp_path: Path) -> None:
     store.put(new)
     assert store.get("https://new:443") == new
     assert store.get("https://old:443") == old
+    store.close()
+    # An earlier version reading the file now fails (and falls back to memory)
+    # rather than taking a deflated body for robots.txt text.
+    with sqlite3.connect(db) as conn, pytest.raises(sqlite3.OperationalError, match="body"):
+        conn.execute("SELECT outcome, body FROM robotstxt_policy")
 
 
 def test_sqlite_unreadable_body_is_unknown(tmp_path: Path) -> None:
     db = tmp_path / "r.sqlite"
     store = SqlitePolicyStore(db, clock=Clock(0.0))
     store.put(PolicyRecord("https://a:443", FetchOutcome.RULES, body=b"x", expires_at=9e9))
-    store._conn.execute("UPDATE robotstxt_policy SET body = x'00ff00'")
+    store._conn.execute("UPDATE robotstxt_policy SET body_blob = x'00ff00'")
     assert store.get("https://a:443") is None
 
 
