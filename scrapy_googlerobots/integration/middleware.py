@@ -75,7 +75,6 @@ from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.origin import origin_of
 from scrapy_googlerobots.policy.record import FetchTimings, ParsedRulesCache
 from scrapy_googlerobots.stores.factory import build_store
-from scrapy_googlerobots.stores.memory_cost import DEFAULT_HOT_SIZE
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -93,6 +92,7 @@ _MEMO_KEY_MAX = 512
 # Entries of the origin memo (cleared when full): a few times the origins with
 # requests in flight, independent of how many origins the crawl meets.
 _MEMO_SIZE = 10_000
+_PARSED_RULES_SIZE = 4_096
 _UNSEEN: Any = object()
 
 
@@ -116,9 +116,9 @@ class GoogleRobotsTxtMiddleware:
         self._store_get = self._store.get
         timings = _timings(config)
         self._reporter = Reporter(crawler, config, timings)
-        # Parsed rules of records a shared store returns without them: as many
-        # as the local cache keeps parsed.
-        self._rules = ParsedRulesCache(DEFAULT_HOT_SIZE, config.max_size)
+        # Parsed rules of records a shared store returns without them (the
+        # local cache parses its own quiet records again on their next use).
+        self._rules = ParsedRulesCache(_PARSED_RULES_SIZE, config.max_size)
         self._rules_of = self._rules.rules_of
         # scheme://authority prefix of a URL -> its origin (None: no robots.txt).
         self._origins: dict[str, OriginRef | None] = {}

@@ -48,6 +48,9 @@ STORE_OUTAGES_STAT = "robotstxt/store/outages"
 _PROBE_FIRST = 1.0
 _PROBE_MAX = 30.0
 
+# Most entries of the hot-path index (fewer with a smaller ROBOTSTXT_CACHE_SIZE).
+_FRESH_SIZE = 10_000
+
 _T = TypeVar("_T")
 
 
@@ -113,8 +116,9 @@ class LayeredPolicyStore:
         # The hot path's index: origin -> (record, monotonic time until which
         # it needs no re-read, record-clock time at which it is due for a
         # fetch). Filled when a record is checked against the shared store;
-        # bounded like the local layer's hot set (its records hold parsed rules).
+        # bounded (its records hold parsed rules).
         self._fresh: OrderedDict[str, tuple[PolicyRecord, float, float]] = OrderedDict()
+        self._fresh_size = min(self.local.max_size or _FRESH_SIZE, _FRESH_SIZE)
         # Origins written locally while the shared store was out; pushed to it
         # on recovery unless it holds a good copy at least as recent.
         self._dirty: set[str] = set()
@@ -197,7 +201,7 @@ class LayeredPolicyStore:
         origin = record.origin
         self._fresh[origin] = (record, now + self.local_ttl, _due(record))
         self._fresh.move_to_end(origin)
-        if len(self._fresh) > self.local.hot_size:
+        if len(self._fresh) > self._fresh_size:
             self._fresh.popitem(last=False)
 
     def _shared_usable(self, now: float) -> bool:

@@ -1,8 +1,8 @@
 """The default store: an in-process LRU of policy records, within a memory budget.
 
-The most recently used origins (the *hot set*, ``hot_size`` of them) keep
-their records as they are, parsed rules included: a request of a hot origin
-costs one dict lookup. An origin that falls out of the hot set keeps a
+The most recently used origins (the *hot set*, within an eighth of the
+budget: see :data:`~.memory_cost.HOT_SHARE`) keep their records as they are,
+parsed rules included: a request of a hot origin costs one dict lookup. An origin that falls out of the hot set keeps a
 compact form (:mod:`~scrapy_googlerobots.stores.compact`: its body deflated,
 about 1 KB on average) and is parsed again on its next use, which gives the
 same rules. Origins are forgotten (least recently used first) only when the
@@ -23,9 +23,9 @@ from scrapy_googlerobots.robotstxt import GOOGLE_MAX_SIZE, parse
 from scrapy_googlerobots.stores.compact import pack, unpack
 from scrapy_googlerobots.stores.memory_cost import (
     DEFAULT_CACHE_MEMORY,
-    DEFAULT_HOT_SIZE,
     cold_cost,
     hot_cost,
+    hot_memory,
 )
 
 if TYPE_CHECKING:
@@ -47,7 +47,8 @@ class MemoryPolicyStore:
     """In-process store: LRU over origins, hot ones parsed, quiet ones compact (see module doc).
 
     ``max_size`` caps the number of origins (None: no cap), ``memory`` their
-    estimated bytes (None: no cap), ``hot_size`` the origins kept parsed.
+    estimated bytes (None: no cap). The hot set may use ``hot_bytes`` (default:
+    an eighth of ``memory``) and, if given, hold at most ``hot_size`` origins.
     ``body_limit`` is the size limit bodies are parsed with (``ROBOTSTXT_MAX_SIZE``).
     ``stats`` receives ``robotstxt/cache/evicted``.
     """
@@ -57,7 +58,8 @@ class MemoryPolicyStore:
         max_size: int | None = None,
         *,
         memory: int | None = DEFAULT_CACHE_MEMORY,
-        hot_size: int = DEFAULT_HOT_SIZE,
+        hot_bytes: int | None = None,
+        hot_size: int | None = None,
         body_limit: int = GOOGLE_MAX_SIZE,
         stats: StatsLike | None = None,
     ) -> None:
@@ -65,11 +67,12 @@ class MemoryPolicyStore:
             raise ValueError(f"max_size must be at least 1, got {max_size!r}")
         if memory is not None and memory < 1:
             raise ValueError(f"memory must be at least 1 byte, got {memory!r}")
-        if hot_size < 1:
+        if hot_size is not None and hot_size < 1:
             raise ValueError(f"hot_size must be at least 1, got {hot_size!r}")
         self.max_size = max_size
         self.memory = memory
-        self.hot_size = hot_size if max_size is None else min(hot_size, max_size)
+        self.hot_bytes = hot_memory(memory) if hot_bytes is None else hot_bytes
+        self.hot_size = hot_size
         self.body_limit = body_limit
         self._stats = stats
         # LRU order runs through cold (oldest) then hot (newest): a record
@@ -77,6 +80,7 @@ class MemoryPolicyStore:
         self._hot: OrderedDict[str, PolicyRecord] = OrderedDict()
         self._cold: OrderedDict[str, bytes] = OrderedDict()
         self._bytes = 0
+        self._hot_used = 0
         self._evicting = False
         self._empty = parse(b"")
 
@@ -104,7 +108,9 @@ class MemoryPolicyStore:
         origin = record.origin
         old = self._hot.pop(origin, None)
         if old is not None:
-            self._bytes -= hot_cost(old)
+            cost = hot_cost(old)
+            self._bytes -= cost
+            self._hot_used -= cost
         else:
             packed = self._cold.pop(origin, None)
             if packed is not None:
@@ -122,7 +128,7 @@ class MemoryPolicyStore:
     def close(self) -> None:
         self._hot.clear()
         self._cold.clear()
-        self._bytes = 0
+        self._bytes = self._hot_used = 0
 
     # -- hot and cold ------------------------------------------------------
 
@@ -156,8 +162,13 @@ class MemoryPolicyStore:
 
     def _admit(self, record: PolicyRecord) -> None:
         self._hot[record.origin] = record
-        self._bytes += hot_cost(record)
-        while len(self._hot) > self.hot_size:
+        cost = hot_cost(record)
+        self._bytes += cost
+        self._hot_used += cost
+        hot_size = self.hot_size
+        while len(self._hot) > 1 and (
+            self._hot_used > self.hot_bytes or (hot_size is not None and len(self._hot) > hot_size)
+        ):
             self._demote()
         memory = self.memory
         if memory is not None and self._bytes > memory:
@@ -173,7 +184,9 @@ class MemoryPolicyStore:
         origin, record = self._hot.popitem(last=False)
         packed = pack(record)
         self._cold[origin] = packed
-        self._bytes += cold_cost(origin, packed) - hot_cost(record)
+        cost = hot_cost(record)
+        self._hot_used -= cost
+        self._bytes += cold_cost(origin, packed) - cost
 
     def _evict(self, setting: str, limit: str) -> None:
         if self._cold:
@@ -181,7 +194,9 @@ class MemoryPolicyStore:
             self._bytes -= cold_cost(origin, packed)
         else:
             origin, record = self._hot.popitem(last=False)
-            self._bytes -= hot_cost(record)
+            cost = hot_cost(record)
+            self._bytes -= cost
+            self._hot_used -= cost
         if self._stats is not None:
             self._stats.inc_value(EVICTED_STAT)
         if not self._evicting:

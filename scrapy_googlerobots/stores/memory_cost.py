@@ -13,17 +13,18 @@ from __future__ import annotations
 
 from scrapy_googlerobots.policy.record import PolicyRecord
 
-__all__ = ["DEFAULT_CACHE_MEMORY", "DEFAULT_HOT_SIZE", "cold_cost", "hot_cost"]
+__all__ = ["DEFAULT_CACHE_MEMORY", "HOT_SHARE", "cold_cost", "hot_cost", "hot_memory"]
 
 DEFAULT_CACHE_MEMORY = 1536 * 1024 * 1024
 """``ROBOTSTXT_CACHE_MEMORY``'s default, bytes: a million origins of the corpus mix
 (~1 KB each once quiet) plus a full hot set fit with room to spare."""
 
-DEFAULT_HOT_SIZE = 4096
-"""Origins that keep their parsed rules (the most recently used ones): far more
-than a crawl has downloads in flight, so a busy origin's requests stay on the
-hot path; each costs ~16 KB on average over the corpus (body, parsed rules,
-matchers compiled by queries): ~64 MB for a full hot set."""
+HOT_SHARE = 8
+"""The most recently used origins keep their parsed rules (the *hot set*) in up
+to ``1/HOT_SHARE`` of the budget: 192 MiB by default, ~12,000 origins of the
+corpus mix at ~16 KB each (body, parsed rules, matchers compiled by queries),
+far more origins than a crawl has downloads in flight, so a busy origin's
+requests stay on the hot path."""
 
 # A quiet origin: the packed bytes object (33 bytes of header), its key (a
 # str, 49 bytes of header) and one OrderedDict slot with its linked-list node.
@@ -36,6 +37,11 @@ _HOT_PER_LINE = 67
 # A hot record without parsed rules (as a shared store returns it): record,
 # key, dict slot and the raw body.
 _UNPARSED_BASE = 400
+
+
+def hot_memory(memory: int | None) -> int:
+    """Bytes the hot set may use under a budget of ``memory`` bytes (None: the default's share)."""
+    return (DEFAULT_CACHE_MEMORY if memory is None else memory) // HOT_SHARE
 
 
 def cold_cost(origin: str, packed: bytes) -> int:

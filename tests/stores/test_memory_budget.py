@@ -19,7 +19,7 @@ from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.record import FetchTimings, PolicyRecord, record_after_fetch
 from scrapy_googlerobots.robotstxt import GOOGLE_MAX_SIZE, parse
 from scrapy_googlerobots.stores.memory import EVICTED_STAT, MemoryPolicyStore
-from scrapy_googlerobots.stores.memory_cost import DEFAULT_CACHE_MEMORY
+from scrapy_googlerobots.stores.memory_cost import DEFAULT_CACHE_MEMORY, hot_cost, hot_memory
 
 from store_support import Stats
 
@@ -136,7 +136,7 @@ def test_budget_evicts_only_when_reached_with_one_info_line(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     stats = Stats()
-    store = MemoryPolicyStore(memory=2_000_000, hot_size=1_000, stats=stats)
+    store = MemoryPolicyStore(memory=2_000_000, hot_bytes=1_500_000, stats=stats)
     caplog.set_level(logging.INFO, logger="scrapy_googlerobots.stores.memory")
     index = 0
     while not stats:
@@ -258,12 +258,20 @@ def test_hot_origins_cost_no_more_than_protego(corpus: list[bytes], warm: None) 
 def test_default_budget_holds_a_million_origins_of_the_corpus_mix(
     corpus: list[bytes],
 ) -> None:
-    # The estimate for a quiet origin of each corpus file, times a million, plus a full hot set.
+    # The estimate for a quiet origin of each corpus file, times a million,
+    # plus a full hot set (its share of the budget).
     store = MemoryPolicyStore(hot_size=1, memory=None)
     for index, body in enumerate(corpus):
         store.put(fetched(origin(index), body))
     per_quiet = store.estimated_bytes / len(store)
-    hot_set = MemoryPolicyStore(memory=None)
-    for index in range(hot_set.hot_size):
-        hot_set.put(fetched(origin(index), corpus[index % len(corpus)]))
-    assert 1_000_000 * per_quiet + hot_set.estimated_bytes < DEFAULT_CACHE_MEMORY
+    assert 1_000_000 * per_quiet + hot_memory(DEFAULT_CACHE_MEMORY) < DEFAULT_CACHE_MEMORY
+
+
+def test_hot_set_stays_within_its_share_of_the_budget(corpus: list[bytes]) -> None:
+    store = MemoryPolicyStore(memory=16 * 2**20)
+    for index in range(600):
+        store.put(fetched(origin(index), corpus[index % len(corpus)]))
+    assert store.hot_bytes == 2 * 2**20
+    assert 1 < store.hot_count < 600 and len(store) == 600
+    hot = [store.get(origin(index)) for index in range(600 - store.hot_count, 600)]
+    assert sum(hot_cost(record) for record in hot if record is not None) <= 2 * 2**20
