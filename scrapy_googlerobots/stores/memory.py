@@ -2,13 +2,14 @@
 
 The most recently used origins (the *hot set*, within an eighth of the
 budget: see :data:`~.memory_cost.HOT_SHARE`) keep their records as they are,
-parsed rules included: a request of a hot origin costs one dict lookup. An origin that falls out of the hot set keeps a
-compact form (:mod:`~scrapy_googlerobots.stores.compact`: its body deflated,
-about 1 KB on average) and is parsed again on its next use, which gives the
-same rules. Origins are forgotten (least recently used first) only when the
-estimated memory reaches ``memory`` bytes or their number ``max_size``; before
-it forgets any, the store shrinks the hot set (down to a floor), which frees
-ten times as much per origin.
+parsed rules included: a request of a hot origin costs one dict lookup. An
+origin that falls out of the hot set keeps a compact form
+(:mod:`~scrapy_googlerobots.stores.compact`: its body deflated, about 1 KB on
+average) and is parsed again on its next use, which gives the same rules.
+Origins are forgotten (least recently used first) only when the estimated
+memory reaches ``memory`` bytes or their number ``max_size``; before it
+forgets any, the store shrinks the hot set (down to a floor), which frees ten
+times as much per origin.
 """
 
 from __future__ import annotations
