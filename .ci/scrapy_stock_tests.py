@@ -30,8 +30,8 @@ import scrapy
 
 MODULE = "tests/test_downloadermiddleware_robotstxt.py"
 
-# Tests expected to fail against our class, each with why (README: "Differences
-# from the stock middleware's own tests"). Names are test function names, so
+# Tests expected to fail against our class, each with why (docs/compatibility.rst:
+# "Scrapy's own tests of the stock middleware"). Names are test function names, so
 # they hold across Scrapy versions and test-class names.
 DIVERGENT = {
     "test_robotstxt_user_agent_setting": "calls the stock class's private process_request_2",

@@ -48,7 +48,7 @@ _MODES: tuple[UnreachableMode, ...] = ("defer", "disallow")
 
 @dataclass(frozen=True, slots=True)
 class RobotsConfig:
-    """The checked ``ROBOTSTXT_*`` settings (see the README for each one)."""
+    """The checked ``ROBOTSTXT_*`` settings (docs/reference/settings.rst documents each one)."""
 
     obey: bool = False
     user_agent: str | None = None

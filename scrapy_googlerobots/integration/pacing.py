@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
     from scrapy_googlerobots.integration.reporting import Reporter
 
-__all__ = ["CrawlPacer", "DelayLookup"]
+__all__ = ["CrawlPacer", "DelayLookup", "applied_delay"]
 
 # What the middleware answers for a request: (origin key, a stamp of the
 # robots.txt copy in force, a function giving its delay in seconds or None),
@@ -52,6 +52,19 @@ DelayLookup = tuple[str, object, "Callable[[], float | None]"]
 # With a jitter this close to 100 % a draw can come near 0 s: no delay is
 # safe, so a paced slot's jitter is brought down to this.
 _MAX_SAFE_JITTER = 0.5
+
+
+def applied_delay(asked: float | None, maximum: float) -> float | None:
+    """The delay paced for an origin whose robots.txt asks ``asked`` seconds.
+
+    None when it asks none (or 0); ``maximum`` (``ROBOTSTXT_CRAWL_DELAY_MAX``)
+    when it asks more, or None if that is 0. ``scrapy robots`` prints this too.
+    """
+    if not asked or asked <= 0:
+        return None
+    if asked > maximum:
+        return maximum if maximum > 0 else None
+    return asked
 
 
 class CrawlPacer:
@@ -117,14 +130,10 @@ class CrawlPacer:
             self._apply(key, downloader_slot(self._crawler.engine, key))
 
     def _capped_delay(self, origin: str, delay: float | None) -> float | None:
-        if not delay or delay <= 0:
-            return None
-        if delay > self._maximum:
-            if origin not in self._capped:  # one line per origin, refreshes included
-                self._capped.add(origin)
-                self._reporter.crawl_delay_capped(origin, delay, self._maximum)
-            return self._maximum if self._maximum > 0 else None
-        return delay
+        if delay is not None and delay > self._maximum and origin not in self._capped:
+            self._capped.add(origin)  # one line per origin, refreshes included
+            self._reporter.crawl_delay_capped(origin, delay, self._maximum)
+        return applied_delay(delay, self._maximum)
 
     def _count(self, origin: str) -> None:
         if origin not in self._paced:

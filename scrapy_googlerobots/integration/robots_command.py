@@ -5,8 +5,10 @@ robots.txt is fetched through a real crawler and engine: inside a project, its
 ``USER_AGENT``, ``ROBOTSTXT_USER_AGENT``, proxies, default headers, downloader
 middlewares and add-ons apply (elsewhere Scrapy's defaults and ``-s``), and
 :class:`RobotsFetcher` applies Google's status, redirect and size rules. Per
-URL it prints the verdict, the deciding line, the product token and the crawl
-delay of the chosen group.
+URL it prints the verdict, the deciding line, the product token, and the crawl
+delay the project's settings would apply for the chosen group
+(``ROBOTSTXT_CRAWL_DELAY``, capped at ``ROBOTSTXT_CRAWL_DELAY_MAX``, as
+:func:`~scrapy_googlerobots.integration.pacing.applied_delay` decides).
 
 Exit status: 0 every URL allowed; 1 any disallowed (an unreachable robots.txt
 disallows its whole origin, as for Google); 2 usage error, or the check could
@@ -40,6 +42,7 @@ from twisted.python.failure import Failure
 from scrapy_googlerobots.cli.main import rule_texts, unreachable_reason
 from scrapy_googlerobots.integration.config import RobotsConfig
 from scrapy_googlerobots.integration.fetcher import FetchResult, RobotsFetcher
+from scrapy_googlerobots.integration.pacing import applied_delay
 from scrapy_googlerobots.policy.canonical import canonicalize_url
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.origin import Origin, origin_of
@@ -75,16 +78,33 @@ class OriginCheck:
     crawl_delay: float | None
     """The delay the group chosen for the product token asks (the larger of
     Crawl-delay and Request-rate's seconds per request), if any."""
+    applied_delay: float | None = None
+    """The delay a crawl with these settings applies: None when pacing is off
+    (``ROBOTSTXT_CRAWL_DELAY``) or nothing is asked; capped at the maximum."""
+    pacing: bool = False
+    """``ROBOTSTXT_CRAWL_DELAY``: whether the crawl paces by robots.txt at all."""
 
     @classmethod
-    def of(cls, result: FetchResult, origin: Origin, token: str) -> OriginCheck:
-        """Read one :class:`RobotsFetcher` result for ``token``."""
+    def of(
+        cls, result: FetchResult, origin: Origin, token: str, config: RobotsConfig
+    ) -> OriginCheck:
+        """Read one :class:`RobotsFetcher` result for ``token``, with ``config``'s pacing."""
         rules, texts, delay = None, {}, None
         if result.outcome is FetchOutcome.RULES:
             rules, texts = parse(result.body), rule_texts(result.body)
             delay = rules.delay(token)
-        redirects = tuple(result.redirects)
-        return cls(origin.robots_url, result.outcome, result.reason, redirects, rules, texts, delay)
+        applied = applied_delay(delay, config.crawl_delay_max) if config.crawl_delay else None
+        return cls(
+            origin.robots_url,
+            result.outcome,
+            result.reason,
+            tuple(result.redirects),
+            rules,
+            texts,
+            delay,
+            applied,
+            config.crawl_delay,
+        )
 
     def verdict(self, url: str, token: str) -> UrlVerdict:
         """The answer for ``url`` (of this origin) and ``token``."""
@@ -106,8 +126,21 @@ class OriginCheck:
             return f"{self.robots_url}{hops}: {self.reason}, unreachable: every URL disallowed"
         if self.rules is None:
             return f"{self.robots_url}{hops}: {self.reason}, no rules: every URL allowed"
-        delay = "none" if self.crawl_delay is None else f"{self.crawl_delay:g} s"
+        delay = self.delay_text()
         return f"{self.robots_url}{hops}: {self.reason}, rules apply; crawl delay: {delay}"
+
+    def delay_text(self) -> str:
+        """The crawl delay a crawl with the project's settings applies, and why."""
+        asked, applied = self.crawl_delay, self.applied_delay
+        if not asked or asked <= 0:
+            return "none"
+        if not self.pacing:
+            return f"none applied (robots.txt asks {asked:g} s; ROBOTSTXT_CRAWL_DELAY is off)"
+        if applied is None:
+            return f"none applied (robots.txt asks {asked:g} s; ROBOTSTXT_CRAWL_DELAY_MAX = 0)"
+        if applied < asked:
+            return f"{applied:g} s (capped from {asked:g} s by ROBOTSTXT_CRAWL_DELAY_MAX)"
+        return f"{applied:g} s"
 
 
 @dataclass(frozen=True)
@@ -225,7 +258,8 @@ class Command(ScrapyCommand):
             "Fetch the robots.txt of each URL's origin through Scrapy with the project's "
             "settings (user agent, ROBOTSTXT_USER_AGENT, proxies, headers, downloader "
             "middlewares), read it the way Google does and print, per URL, ALLOWED or "
-            "DISALLOWED with the deciding line, the product token and the crawl delay. "
+            "DISALLOWED with the deciding line, the product token and the crawl delay "
+            "the settings apply (ROBOTSTXT_CRAWL_DELAY, ROBOTSTXT_CRAWL_DELAY_MAX). "
             "Exit status: 0 all allowed, 1 any disallowed, 2 usage error or no check."
         )
 
@@ -276,7 +310,9 @@ class Command(ScrapyCommand):
                 "do not check robots.txt",
                 file=sys.stderr,
             )
-        robots = {o: OriginCheck.of(r, o, token) for o, r in zip(origins, results, strict=True)}
+        robots = {
+            o: OriginCheck.of(r, o, token, config) for o, r in zip(origins, results, strict=True)
+        }
         verdicts = [robots[origin].verdict(url, token) for url, origin in targets]
         if opts.json:
             output = json.dumps(_document(agent, setting, token, verdicts), indent=2) + "\n"
@@ -328,6 +364,7 @@ def _document(
                 "reason": v.reason,
                 "token": token,
                 "crawl_delay": v.robots.crawl_delay,
+                "crawl_delay_applied": v.robots.applied_delay,
                 "robots_txt": {
                     "url": v.robots.robots_url,
                     "redirects": list(v.robots.redirects),

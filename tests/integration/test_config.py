@@ -32,7 +32,7 @@ def test_defaults_are_the_issue_defaults() -> None:
 
 
 def test_every_default_is_listed() -> None:
-    # DEFAULTS is the README's source for the settings table.
+    # docs/reference/settings.rst is checked against DEFAULTS (tests/test_docs_reference.py).
     assert set(DEFAULTS) == {
         "ROBOTSTXT_USER_AGENT",
         "ROBOTSTXT_MAX_REDIRECTS",

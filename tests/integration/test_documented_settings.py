@@ -1,13 +1,15 @@
-"""Every value the README shows for a setting works: the crawler starts and the value takes effect.
+"""Every value the docs show for a setting works: the crawler starts and the value takes effect.
 
-Each case names the README text it comes from, and the test checks the README
-still shows it, so the examples and this table cannot drift apart.
+docs/reference/settings.rst gives each setting a default and an example: both
+must start the middleware. The other cases name the docs text they come from,
+and the test checks the docs still show it, so the examples and this table
+cannot drift apart. (tests/test_docs_reference.py checks the defaults are the
+code's.)
 """
 
 from __future__ import annotations
 
 import ast
-import re
 from pathlib import Path
 from typing import Any
 
@@ -17,43 +19,48 @@ from scrapy import Spider
 from scrapy.utils.test import get_crawler
 
 from scrapy_googlerobots import GoogleRobotsTxtMiddleware
-from scrapy_googlerobots.integration.config import DEFAULTS
 
+from docs_text import all_docs_text, documented_settings
 from middleware_support import robots_settings
 from servers import Reply, Site, run_crawl
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+DOCS = " ".join(all_docs_text().split())  # line breaks are spaces
+SETTINGS = documented_settings()
 
 
-def _settings_table() -> dict[str, str]:
-    """Setting name -> the default column of the README's Settings table."""
-    section = README.split("## Settings", 1)[1].split("\n## ", 1)[0]
-    rows = re.findall(r"^\| `(ROBOTSTXT_[A-Z_]+)` \| (.+?) \|", section, flags=re.MULTILINE)
-    return dict(rows)
+def _start(settings: dict[str, Any]) -> None:
+    crawler = get_crawler(Spider, {"ROBOTSTXT_OBEY": True, **settings})
+    middleware = GoogleRobotsTxtMiddleware.from_crawler(crawler)
+    middleware._store.close()
 
 
-def _literal(cell: str) -> Any:
-    """The first backticked Python literal of a table cell (``"memory"``, ``86400``, ``None``)."""
-    return ast.literal_eval(re.findall(r"`([^`]+)`", cell)[0])
-
-
-@pytest.mark.parametrize("setting", sorted(DEFAULTS))
+@pytest.mark.parametrize("setting", list(SETTINGS))
 def test_the_documented_default_starts_the_middleware(setting: str) -> None:
-    documented = _literal(_settings_table()[setting])
+    documented = SETTINGS[setting].default
     if setting == "ROBOTSTXT_OBEY":
         documented = True  # the add-on's value; with False the middleware is off
-    crawler = get_crawler(Spider, {"ROBOTSTXT_OBEY": True, setting: documented})
-    GoogleRobotsTxtMiddleware.from_crawler(crawler)
+    _start({setting: documented})
 
 
-# (README text that shows the value, setting, value)
+@pytest.mark.parametrize(
+    ("setting", "example"),
+    [(name, example) for name, entry in SETTINGS.items() for example in entry.examples],
+)
+def test_the_documented_example_starts_the_middleware(
+    setting: str, example: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # a relative SQLite path lands here
+    _start({setting: ast.literal_eval(example)})
+
+
+# (docs text that shows the value, setting, value)
 STARTS = [
-    ('`"defer"`: they wait', "ROBOTSTXT_UNREACHABLE", "defer"),
-    ('`"disallow"`: Google\'s plain behaviour', "ROBOTSTXT_UNREACHABLE", "disallow"),
-    ('`"memory"`, a SQLite file path', "ROBOTSTXT_CACHE_STORE", "memory"),
+    ('``"defer"``: they wait', "ROBOTSTXT_UNREACHABLE", "defer"),
+    ('``"disallow"``: Google\'s plain', "ROBOTSTXT_UNREACHABLE", "disallow"),
+    ('``"memory"``, a SQLite file path', "ROBOTSTXT_CACHE_STORE", "memory"),
     ("a SQLite file path", "ROBOTSTXT_CACHE_STORE", "{tmp}/cache.sqlite"),
-    ("(a directory means `<dir>/robotstxt.sqlite`)", "ROBOTSTXT_CACHE_STORE", "{tmp}"),
-    ("`0`: read the store on every request", "ROBOTSTXT_LOCAL_CACHE_TTL", 0),
+    ("(a directory means ``<dir>/robotstxt.sqlite``)", "ROBOTSTXT_CACHE_STORE", "{tmp}"),
+    ("(``0``: read the store on every request)", "ROBOTSTXT_LOCAL_CACHE_TTL", 0),
 ]
 
 
@@ -61,7 +68,7 @@ STARTS = [
 def test_a_documented_value_starts_the_middleware(
     shown: str, setting: str, value: Any, tmp_path: Path
 ) -> None:
-    assert shown in README
+    assert " ".join(shown.split()) in DOCS
     if isinstance(value, str):
         value = value.format(tmp=tmp_path)
     crawler = get_crawler(Spider, {"ROBOTSTXT_OBEY": True, setting: value})
@@ -86,16 +93,16 @@ User-agent: *
 Disallow: /everyone
 """
 
-# (README text that shows it, ROBOTSTXT_USER_AGENT, the group it must select)
+# (docs text that shows it, ROBOTSTXT_USER_AGENT, the group it must select)
 AGENTS = [
     ('ROBOTSTXT_USER_AGENT = "MyBot"', "MyBot", "mybot"),
-    ("`FooBot/1.2 (+http://x)` → `FooBot`", "FooBot/1.2 (+http://x)", "foobot"),
+    ("``FooBot/1.2 (+http://x)`` → ``FooBot``", "FooBot/1.2 (+http://x)", "foobot"),
     (
-        "`Mozilla/5.0 (compatible; FooBot/1.0; +http://x)` → `FooBot`",
+        "``Mozilla/5.0 (compatible; FooBot/1.0; +http://x)`` → ``FooBot``",
         "Mozilla/5.0 (compatible; FooBot/1.0; +http://x)",
         "foobot",
     ),
-    ("When the result is `Mozilla`", "Mozilla/5.0 (X11; Linux x86_64)", "mozilla"),
+    ("When the result is ``Mozilla``", "Mozilla/5.0 (X11; Linux x86_64)", "mozilla"),
 ]
 
 
@@ -106,7 +113,7 @@ AGENTS = [
 async def test_a_documented_user_agent_selects_its_group(
     shown: str, agent: str, group: str, site: Site
 ) -> None:
-    assert shown in README
+    assert " ".join(shown.split()) in DOCS
     site.script("/robots.txt", Reply(200, AGENTS_ROBOTS))
     paths = ["/mybot", "/foobot", "/mozilla", "/everyone"]
     result = await run_crawl(

@@ -16,7 +16,7 @@ from scrapy import Request, signals
 from scrapy.core.downloader import Slot
 from scrapy.utils.test import get_crawler
 
-from scrapy_googlerobots.integration.pacing import CrawlPacer, DelayLookup
+from scrapy_googlerobots.integration.pacing import CrawlPacer, DelayLookup, applied_delay
 from scrapy_googlerobots.integration.scrapy_compat import slot_jitter
 
 ORIGIN = "https://example.com:443"
@@ -148,3 +148,22 @@ def test_a_magicmock_engine_is_harmless() -> None:
     rig = Rig()
     rig.crawler.engine = mock.MagicMock()
     rig.reach()  # no slots to read: nothing happens, nothing raises
+
+
+@pytest.mark.parametrize(
+    ("asked", "maximum", "applied"),
+    [
+        (None, 60.0, None),
+        (0.0, 60.0, None),
+        (-1.0, 60.0, None),
+        (9.0, 60.0, 9.0),
+        (9.0, 5.0, 5.0),
+        (5.0, 5.0, 5.0),
+        (9.0, 0.0, None),
+    ],
+)
+def test_applied_delay_is_the_asked_one_capped(
+    asked: float | None, maximum: float, applied: float | None
+) -> None:
+    # The pacer and `scrapy robots` both go by this.
+    assert applied_delay(asked, maximum) == applied

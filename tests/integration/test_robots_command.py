@@ -84,7 +84,9 @@ async def test_project_user_agent_picks_the_group(site: Site, reactor: str) -> N
     # DemoBot's own group applies, not "*" (which disallows everything).
     assert result.stdout.splitlines() == [
         f"product token: DemoBot (from USER_AGENT = {PROJECT_AGENT!r})",
-        f"{site.url('/robots.txt')}: HTTP 200, rules apply; crawl delay: 2 s",
+        # The project does not pace by robots.txt (ROBOTSTXT_CRAWL_DELAY is off).
+        f"{site.url('/robots.txt')}: HTTP 200, rules apply; crawl delay: none applied "
+        "(robots.txt asks 2 s; ROBOTSTXT_CRAWL_DELAY is off)",
         f"  ALLOWED     {site.url('/articles/1')}  no matching rule",
         f"  DISALLOWED  {site.url('/admin/panel')}  line 5: Disallow: /admin/",
     ]
@@ -194,6 +196,85 @@ async def test_urls_grouped_by_origin_one_fetch_each(make_site: Any) -> None:
     assert (first.hits("/robots.txt"), second.hits("/robots.txt")) == (1, 1)
 
 
+# -- the crawl delay, as the project's settings apply it -------------------------
+
+PACED_ROBOTS = b"""\
+User-agent: DemoBot
+Disallow: /admin/
+Crawl-delay: 9
+
+User-agent: RateBot
+Crawl-delay: 2
+Request-rate: 1/3s
+Disallow: /admin/
+"""
+
+
+# (-s settings, what the robots.txt line says after "crawl delay: ", the delay applied)
+DELAY_CASES = [
+    pytest.param(
+        ["ROBOTSTXT_CRAWL_DELAY=True", "ROBOTSTXT_CRAWL_DELAY_MAX=5"],
+        "5 s (capped from 9 s by ROBOTSTXT_CRAWL_DELAY_MAX)",
+        5.0,
+        id="capped",
+    ),
+    pytest.param(["ROBOTSTXT_CRAWL_DELAY=True"], "9 s", 9.0, id="under_the_default_cap"),
+    pytest.param(
+        [],
+        "none applied (robots.txt asks 9 s; ROBOTSTXT_CRAWL_DELAY is off)",
+        None,
+        id="pacing_off",
+    ),
+    pytest.param(
+        ["ROBOTSTXT_CRAWL_DELAY=True", "ROBOTSTXT_CRAWL_DELAY_MAX=0"],
+        "none applied (robots.txt asks 9 s; ROBOTSTXT_CRAWL_DELAY_MAX = 0)",
+        None,
+        id="maximum_zero",
+    ),
+]
+
+
+@pytest.mark.parametrize(("settings", "shown", "applied"), DELAY_CASES)
+@pytest_twisted.ensureDeferred
+async def test_the_crawl_delay_the_settings_apply(
+    site: Site, settings: list[str], shown: str, applied: float | None
+) -> None:
+    site.script("/robots.txt", Reply(200, PACED_ROBOTS))
+    options = [arg for setting in settings for arg in ("-s", setting)]
+    result = await run(*options, site.url("/articles/1"))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[1] == (
+        f"{site.url('/robots.txt')}: HTTP 200, rules apply; crawl delay: {shown}"
+    )
+    document = json.loads((await run("--json", *options, site.url("/articles/1"))).stdout)
+    [entry] = document["urls"]
+    assert (entry["crawl_delay"], entry["crawl_delay_applied"]) == (9.0, applied)
+
+
+def test_the_docs_show_the_capped_and_the_unpaced_line() -> None:
+    page = (PROJECT.parent / "docs" / "usage" / "commands.rst").read_text(encoding="utf-8")
+    shown = {case.id: case.values[1] for case in DELAY_CASES}
+    for case in ("capped", "pacing_off"):
+        assert f"crawl delay: {shown[case]}" in " ".join(page.split()), case
+
+
+@pytest_twisted.ensureDeferred
+async def test_request_rate_counts_and_no_directive_says_none(make_site: Any) -> None:
+    paced, plain = make_site(), make_site()
+    paced.script("/robots.txt", Reply(200, PACED_ROBOTS))
+    plain.script("/robots.txt", Reply(200, b"User-agent: *\nDisallow: /admin/\n"))
+    result = await run(
+        "-s", "ROBOTSTXT_CRAWL_DELAY=True", "-s", "ROBOTSTXT_USER_AGENT=RateBot",
+        paced.url("/a"), plain.url("/b"),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    # Request-rate 1/3s is a 3 s delay, larger than Crawl-delay 2: the larger applies.
+    assert result.stdout.splitlines()[1::2] == [
+        f"{paced.url('/robots.txt')}: HTTP 200, rules apply; crawl delay: 3 s",
+        f"{plain.url('/robots.txt')}: HTTP 200, rules apply; crawl delay: none",
+    ]
+
+
 # -- --json ------------------------------------------------------------------
 
 
@@ -218,6 +299,7 @@ async def test_json_document(make_site: Any) -> None:
             "reason": reason,
             "token": "DemoBot",
             "crawl_delay": 2.0 if robots["outcome"] == "rules" else None,
+            "crawl_delay_applied": None,  # ROBOTSTXT_CRAWL_DELAY is off in the project
             "robots_txt": robots,
         }
 

@@ -1,10 +1,10 @@
-"""The README's command examples print what the commands print (they cannot drift).
+"""The command examples of docs/usage/commands.rst print what the commands print.
 
-``googlerobots``: the README's robots.txt is written to a directory, each
+``googlerobots``: the page's robots.txt is written to a directory, each
 ``$ googlerobots ...`` line is run there with the installed script, and its
 stderr then stdout (notes come before verdicts, as on a terminal) must equal
 the lines shown. ``scrapy robots``: the demo web is served on free ports, the
-README's ports (``--port 36001``: origin i on 36001 + i) are mapped to them,
+page's ports (``--port 36001``: origin i on 36001 + i) are mapped to them,
 and the command run in ``example_project`` must print the lines shown.
 """
 
@@ -22,24 +22,17 @@ import pytest
 import pytest_twisted
 from twisted.internet.threads import deferToThread
 
-ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+from docs_text import DOCS, ROOT, code_blocks, section
+
+PAGE = (DOCS / "usage" / "commands.rst").read_text(encoding="utf-8")
 PROJECT = ROOT / "example_project"
 BIN = Path(sys.executable).parent
-README_BASE_PORT = 36001
-
-
-def section(title: str) -> str:
-    return README.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
-
-
-def blocks(text: str, language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", text, re.DOTALL)
+DOCS_BASE_PORT = 36001
 
 
 def sessions(text: str) -> Iterator[tuple[str, str]]:
     """(command, shown output) for each ``$`` line of the console blocks in ``text``."""
-    for block in blocks(text, "console"):
+    for block in code_blocks(text, "console"):
         for session in re.split(r"^\$ ", block, flags=re.MULTILINE)[1:]:
             lines = session.splitlines(keepends=True)
             command = ""
@@ -49,8 +42,8 @@ def sessions(text: str) -> Iterator[tuple[str, str]]:
             yield " ".join(command.split()), "".join(lines)
 
 
-GOOGLEROBOTS = section("The `googlerobots` command")
-SCRAPY_ROBOTS = section("The `scrapy robots` command")
+GOOGLEROBOTS = section(PAGE, "The ``googlerobots`` command")
+SCRAPY_ROBOTS = section(PAGE, "The ``scrapy robots`` command")
 
 
 def test_the_sections_show_examples() -> None:
@@ -67,7 +60,7 @@ def test_the_sections_show_examples() -> None:
     ids=[command.split()[1] for command, _ in sessions(GOOGLEROBOTS)],
 )
 def test_googlerobots_example_output(tmp_path: Path, command: str, shown: str) -> None:
-    [robots] = blocks(GOOGLEROBOTS, "text")
+    [robots] = code_blocks(GOOGLEROBOTS, "text")
     (tmp_path / "robots.txt").write_text(robots, encoding="utf-8")
     program, *args = shlex.split(command)
     result = subprocess.run(
@@ -88,7 +81,7 @@ async def test_scrapy_robots_example_output() -> None:
     web.start()
     try:
         ports = {
-            str(README_BASE_PORT + index): origin.url.rsplit(":", 1)[1]
+            str(DOCS_BASE_PORT + index): origin.url.rsplit(":", 1)[1]
             for index, origin in enumerate(web.origins)
         }
 
