@@ -26,7 +26,8 @@
 
 Run from the repository root: ``python benchmarks/bench_scale.py`` (8,000
 origins, cache at 10k/100k/1M, 20,000 Redis records: several minutes), or
-``--quick`` (2,000 origins, cache at 10k/100k, 5,000 Redis records).
+``--quick`` (2,000 origins, cache at 10k/100k, 5,000 Redis records);
+``--origins N``, ``--variant ours`` (repeatable), ``--crawl-only``.
 """
 
 from __future__ import annotations
@@ -252,13 +253,13 @@ def run_crawl(variant: str, count: int, port: int) -> dict[str, Any]:
     return result
 
 
-def crawl_table(count: int) -> None:
+def crawl_table(count: int, variants: tuple[str, ...] = VARIANTS) -> None:
     server = Server(count)
     try:
-        results = {variant: run_crawl(variant, count, server.port) for variant in VARIANTS}
+        results = {variant: run_crawl(variant, count, server.port) for variant in variants}
     finally:
         server.close()
-    none = results["none"]
+    none = results.get("none", {"rss_growth": 0, "cpu_first": 0.0, "cpu_later": 0.0})
     print(f"\nCrawl: {count} origins (one 127.x.y.z address each), each visited twice")
     print(
         f"{'':<8}{'peak RSS growth':>18}{'robots.txt':>12}{'CPU/request':>14}{'CPU/request':>14}"
@@ -277,6 +278,8 @@ def crawl_table(count: int) -> None:
             f"{result['robots'] / count:>10.3f}{result['pages']:>8}"
         )
     for variant in ("stock", "ours"):
+        if variant not in results or "none" not in results:
+            continue
         result = results[variant]
         rss = (result["rss_growth"] - none["rss_growth"]) / count / 1024
         first = (result["cpu_first"] - none["cpu_first"]) / count * 1e6
@@ -399,13 +402,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smaller run, a few minutes")
     parser.add_argument("--origins", type=int, help="origins of the crawl (default 8000)")
+    parser.add_argument("--variant", choices=VARIANTS, action="append", help="crawl only these")
+    parser.add_argument("--crawl-only", action="store_true", help="no cache-alone, no Redis part")
     parser.add_argument("--skip-crawl", action="store_true")
     args = parser.parse_args(argv)
     origins = args.origins or (2_000 if args.quick else 8_000)
     if not args.skip_crawl:
-        crawl_table(origins)
-    cache_table([10_000, 100_000] if args.quick else [10_000, 100_000, 1_000_000])
-    redis_table(5_000 if args.quick else 20_000)
+        crawl_table(origins, tuple(args.variant or VARIANTS))
+    if not args.crawl_only:
+        cache_table([10_000, 100_000] if args.quick else [10_000, 100_000, 1_000_000])
+        redis_table(5_000 if args.quick else 20_000)
     return 0
 
 
