@@ -254,6 +254,16 @@ def run_crawl(variant: str, count: int, port: int) -> dict[str, Any]:
 
 
 def crawl_table(count: int, variants: tuple[str, ...] = VARIANTS) -> None:
+    # The server holds a listening socket per origin plus the crawler's
+    # connections (kept alive, one per origin): past the file-descriptor limit
+    # it drops connections, and robots.txt fetches fail (unreachable, fetched
+    # again after the retry delay) for reasons that are not the middleware's.
+    limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if 2 * count + 200 > limit:
+        print(
+            f"warning: {count} origins need ~{2 * count + 200} file descriptors in the server, "
+            f"the limit is {limit}: expect failed robots.txt fetches (ulimit -n)"
+        )
     server = Server(count)
     try:
         results = {variant: run_crawl(variant, count, server.port) for variant in variants}
