@@ -25,6 +25,18 @@ sees retained after warming 10,000 origins and one pass of requests over them
 (so per-origin and per-agent memos count), bodies included for whichever side
 keeps them.
 
+Ours also has a ``process_response`` (AI usage preferences: the
+``Content-Usage`` header); what it costs per response is printed, for
+responses without that header of origins without usage rules (nearly all of
+today's web).
+
+``--usage-rules`` (issue 20) measures a crawl that declares an AI use
+(``ROBOTSTXT_USAGE = ["search"]``) where every origin's robots.txt states
+preferences: each body starts with Cloudflare's managed block
+(``User-agent: *`` / ``Content-Signal: search=yes, ai-train=no`` / ``Allow: /``),
+so every request our side allows also pays the usage lookup (none is refused:
+search is allowed). Stock, which ignores these lines, gets the same bodies.
+
 Run from the repository root: ``python benchmarks/bench_middleware.py``.
 ``--check`` exits 1 unless ours costs <= 0.5x stock per request and holds no
 more memory; ``--profile`` prints where our hot path spends its time.
@@ -50,6 +62,7 @@ from typing import Any
 from scrapy import Request, Spider, signals
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.exceptions import IgnoreRequest
+from scrapy.http import Response
 from scrapy.robotstxt import ProtegoRobotParser
 from scrapy.utils.test import get_crawler
 from twisted.internet.defer import Deferred
@@ -73,6 +86,8 @@ GENERIC_PATHS = (
     "/wp-admin/admin-ajax.php",
     "/user/login?destination=/node/1",
 )
+# Cloudflare's managed robots.txt block (contentsignals.org), for --usage-rules.
+USAGE_BLOCK = b"User-agent: *\nContent-Signal: search=yes, ai-train=no\nAllow: /\n\n"
 _RULE = re.compile(rb"^[ \t]*(?:dis)?allow[ \t]*:[ \t]*(/[^\s#]*)", re.IGNORECASE | re.MULTILINE)
 
 
@@ -116,11 +131,12 @@ def build_requests(origins: Sequence[tuple[str, bytes]]) -> list[Request]:
     return requests
 
 
-def new_crawler(robots_agent: str | None) -> Any:
+def new_crawler(robots_agent: str | None, usage: Sequence[str] = ()) -> Any:
     settings = {
         "ROBOTSTXT_OBEY": True,
         "USER_AGENT": USER_AGENT,
         "ROBOTSTXT_USER_AGENT": robots_agent,
+        "ROBOTSTXT_USAGE": list(usage),
         "LOG_LEVEL": "ERROR",
         "TELNETCONSOLE_ENABLED": False,
     }
@@ -236,6 +252,27 @@ def time_per_request(
             elapsed = (time.perf_counter_ns() - started) / len(requests)
             best[index] = min(best[index], elapsed)
     return list(zip(best, allowed, strict=True))
+
+
+def response_ns(middleware: Any, requests: Sequence[Request], repeat: int) -> float:
+    """Best per-response nanoseconds of our ``process_response`` (after each request's
+    ``process_request``), for plain responses: no ``Content-Usage`` header."""
+    call = caller(middleware, middleware.crawler.spider)
+    allowed = [request for request in requests if call(request)]
+    pairs = [
+        (request, Response(request.url, headers={"Content-Type": "text/html"}, request=request))
+        for request in allowed
+    ]
+    process_response = middleware.process_response
+    best = float("inf")
+    for _ in range(repeat):
+        for request in allowed:  # what process_request leaves for the response
+            call(request)
+        started = time.perf_counter_ns()
+        for request, response in pairs:
+            process_response(request, response)
+        best = min(best, (time.perf_counter_ns() - started) / max(len(pairs), 1))
+    return best
 
 
 def scheduled_handler_ns(
@@ -361,6 +398,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="NAME",
         help="set ROBOTSTXT_USER_AGENT (default: unset, the agent comes from USER_AGENT)",
     )
+    parser.add_argument(
+        "--usage-rules",
+        action="store_true",
+        help="every robots.txt states AI usage preferences and the crawl declares a use",
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 when acceptance fails")
     parser.add_argument("--profile", action="store_true", help="profile our hot path")
     args = parser.parse_args(argv)
@@ -372,9 +414,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     corpus = load_corpus(args.corpus)
     origins = build_origins(corpus, args.origins)
     requests = build_requests(origins)
+    usage: tuple[str, ...] = ()
+    if args.usage_rules:
+        origins = [(base, USAGE_BLOCK + body) for base, body in origins]
+        usage = ("search",)
     print(f"{len(origins)} origins from {len(corpus)} corpus files, {len(requests)} requests")
+    if usage:
+        print("usage rules in every robots.txt; ROBOTSTXT_USAGE = ['search']")
 
-    crawler = new_crawler(args.robots_agent)
+    crawler = new_crawler(args.robots_agent, usage)
     spider = crawler.spider
 
     def warmed(build: Callable[[Any, Sequence[tuple[str, bytes]]], Any]) -> Any:
@@ -398,6 +446,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     time_ratio = ours_ns / stock_ns
     memory_ratio = ours_memory / stock_memory
     handler_ns, pending_ns = scheduled_handler_ns(crawler, ours, requests, args.repeat)
+    per_response_ns = response_ns(ours, requests, args.repeat)
     per_origin = len(origins) * 1024
     rows = [
         ("", "stock (Protego)", "ours", "ours/stock"),
@@ -429,10 +478,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{pending_ns / 1000:.2f} us",
         ),
         (
+            "+ process_response",
+            "(none)",
+            f"{per_response_ns / 1000:.2f} us",
+        ),
+        (
             "per request, all handlers",
             f"{stock_ns / 1000:.2f} us",
-            f"{(ours_ns + handler_ns) / 1000:.2f} us",
-            f"{(ours_ns + handler_ns) / stock_ns:.2f}",
+            f"{(ours_ns + handler_ns + per_response_ns) / 1000:.2f} us",
+            f"{(ours_ns + handler_ns + per_response_ns) / stock_ns:.2f}",
         ),
         ("requests allowed", str(stock_allowed), str(ours_allowed)),
     ]

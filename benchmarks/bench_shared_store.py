@@ -10,6 +10,15 @@
    default), SQLite (JOBDIR) and Redis behind their local layer, and Redis with
    the local layer switched off (``ROBOTSTXT_LOCAL_CACHE_TTL = 0``: one Redis
    round trip per request, which is what the local layer exists to avoid).
+   Redis once more with parked requests not kept in the store
+   (``ROBOTSTXT_PARKED_LEASE_TTL = 0``): a request that is not parked pays
+   nothing for them, so the two Redis lines match (within noise).
+3. Park cost: what keeping a parked request in the store adds, per request:
+   serializing it and recording it when it is parked, deleting its record
+   when it is released (in batches of one origin's waiting requests, as a
+   release does), for Redis and SQLite; and one adoption scan (the heartbeat
+   every third of ``ROBOTSTXT_PARKED_LEASE_TTL``) taking over a dead
+   worker's records.
 
 Needs ``redis-server`` (started here on a unix socket) and the ``redis``
 package. Run from the repository root:
@@ -184,6 +193,14 @@ def measure_overhead(cached: int, repeat: int, redis_url: str, workdir: Path) ->
             "Redis + local layer",
             {"ROBOTSTXT_CACHE_STORE": redis_url, "ROBOTSTXT_CACHE_KEY_PREFIX": "benchwarm:"},
         ),
+        (
+            "Redis, parked records off",
+            {
+                "ROBOTSTXT_CACHE_STORE": redis_url,
+                "ROBOTSTXT_CACHE_KEY_PREFIX": "benchwarm:",
+                "ROBOTSTXT_PARKED_LEASE_TTL": 0,
+            },
+        ),
     ]
     calls = []
     for _label, settings in variants:
@@ -209,12 +226,85 @@ def measure_overhead(cached: int, repeat: int, redis_url: str, workdir: Path) ->
     )
 
 
+# --------------------------------------------------------------------------
+# 3. What a park costs with a shared store
+
+
+def measure_park_cost(count: int, batch: int, redis_url: str, workdir: Path) -> None:
+    from scrapy import Request
+
+    from scrapy_googlerobots.integration.origin_state import Parked
+    from scrapy_googlerobots.integration.parked_records import ParkedRecords, serialize_request
+
+    print(f"== parked requests kept in the store: {count} requests, released {batch} at a time ==")
+    for label, store_setting in (
+        ("Redis", redis_url),
+        ("SQLite", str(workdir / "park.sqlite")),
+    ):
+        crawler = new_crawler(
+            {"ROBOTSTXT_CACHE_STORE": store_setting, "ROBOTSTXT_CACHE_KEY_PREFIX": "benchpark:"}
+        )
+        middleware = warm_ours(crawler, [])
+        records = middleware._records  # the middleware's own unit (bench of our internals)
+        assert isinstance(records, ParkedRecords), f"{label}: parked requests are not recorded"
+        spider = crawler.spider
+        requests = [
+            Request(f"https://site{i % 50}.example/page/{i}", callback=spider.parse)
+            for i in range(count)
+        ]
+        started = time.perf_counter_ns()
+        for request in requests:
+            serialize_request(request, spider)
+        serialize_ns = (time.perf_counter_ns() - started) / count
+        entries = [Parked(request, 0.0) for request in requests]
+        started = time.perf_counter_ns()
+        for entry in entries:
+            records.record(entry)
+        park_ns = (time.perf_counter_ns() - started) / count
+        assert all(entry.rid is not None for entry in entries)
+        started = time.perf_counter_ns()
+        for first in range(0, count, batch):
+            kept = records.forget(entries[first : first + batch])
+            assert len(kept) == len(entries[first : first + batch])
+        release_ns = (time.perf_counter_ns() - started) / count
+        # A dead worker's records, taken over in one scan by another process's handle.
+        dead = new_crawler(
+            {"ROBOTSTXT_CACHE_STORE": store_setting, "ROBOTSTXT_CACHE_KEY_PREFIX": "benchpark:"}
+        )
+        dead_records = warm_ours(dead, [])._records
+        for request in requests:
+            dead_records.record(Parked(request, 0.0))
+        dead_records.stop()
+        taken: list[tuple[Any, str]] = []
+        adopter = ParkedRecords(
+            records.store,
+            ttl=records.ttl,
+            stats=crawler.stats,
+            spider=lambda spider=spider: spider,
+            adopt=lambda request, rid, taken=taken: taken.append((request, rid)),
+        )
+        started = time.perf_counter_ns()
+        adopter.adopt_now()
+        adopt_ns = (time.perf_counter_ns() - started) / count
+        adopter.stop()
+        assert len(taken) == count, f"{label}: adopted {len(taken)} of {count}"
+        print(
+            f"{label:<8} park +{park_ns / 1000:7.1f} us/request (of which serializing "
+            f"{serialize_ns / 1000:.1f} us), release +{release_ns / 1000:6.1f} us/request, "
+            f"adoption {adopt_ns / 1000:6.1f} us/request (incl. deserializing)"
+        )
+    print(
+        "(a request that is not parked pays none of this: compare the Redis lines of section 2)\n"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--origins", type=int, default=50)
     parser.add_argument("--cached", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--parked", type=int, default=2_000, help="requests parked (section 3)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -225,6 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         measure_fetches(args.workers, args.origins, redis_url)
         measure_overhead(args.cached, args.repeat, redis_url, workdir)
+        measure_park_cost(args.parked, 20, redis_url, workdir)
     finally:
         redis_process.kill()
         redis_process.wait()

@@ -2,6 +2,8 @@
 
     python run_cluster.py            # starts its own redis-server (needs the binary)
     REDIS_URL=redis://host:6379/0 python run_cluster.py   # or uses yours
+    python run_cluster.py --chaos --seed 3 --runs 5       # the chaos check (chaos.py)
+    python run_cluster.py --chaos-jobdir                  # its one-process JOBDIR variant
 
 Both workers share the request queue and duplicate filter (scrapy-redis) and
 the robots.txt cache (scrapy-googlerobots' Redis store). The report shows,
@@ -22,6 +24,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -49,11 +52,26 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 256
     daemon_threads = True
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A worker killed mid-download (the chaos check) leaves a broken pipe: not news.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
 
 class Origin:
-    """One origin of the demo web (its own port on 127.0.0.1), counting requests per path."""
+    """One origin of the demo web (its own port on 127.0.0.1), counting requests per path.
 
-    def __init__(self, delay: float = PAGE_DELAY) -> None:
+    ``site`` maps each page's path to its links (``/private/...`` pages are
+    served too); ``robots_status`` is asked at each robots.txt request (the
+    chaos check answers 503 until the origin recovers).
+    """
+
+    def __init__(
+        self,
+        delay: float = PAGE_DELAY,
+        site: Mapping[str, list[str]] = SITE,
+        robots_status: Callable[[], int] = lambda: 200,
+    ) -> None:
         self.hits: Counter[str] = Counter()
         origin = self
 
@@ -63,9 +81,13 @@ class Origin:
                 if self.path != "/robots.txt" and delay:
                     time.sleep(delay)
                 if self.path == "/robots.txt":
+                    status = robots_status()
+                    if status != 200:
+                        self.send_error(status)
+                        return
                     body, kind = ROBOTS, "text/plain"
-                elif self.path in SITE or self.path.startswith("/private/"):
-                    links = "".join(f'<a href="{p}">{p}</a> ' for p in SITE.get(self.path, []))
+                elif self.path in site or self.path.startswith("/private/"):
+                    links = "".join(f'<a href="{p}">{p}</a> ' for p in site.get(self.path, []))
                     body, kind = f"<html><body>{links}</body></html>".encode(), "text/html"
                 else:
                     self.send_error(404)
@@ -127,7 +149,36 @@ def main() -> int:
     parser.add_argument(
         "--keep", action="store_true", help="keep the workers' logs and feeds (path printed)"
     )
+    chaos = parser.add_argument_group("chaos check (see chaos.py)")
+    chaos.add_argument(
+        "--chaos",
+        action="store_true",
+        help="30 origins (6 unreachable for a while), 240 pages, 3 workers: SIGINT one and "
+        "SIGKILL another while pages wait for robots.txt; report what was lost",
+    )
+    chaos.add_argument(
+        "--chaos-jobdir",
+        action="store_true",
+        help="one process with JOBDIR, no Redis: SIGKILL while pages wait, restart, recovery",
+    )
+    chaos.add_argument("--seed", type=int, default=1, help="first seed (timings, pages, targets)")
+    chaos.add_argument("--runs", type=int, default=1, help="runs, with seeds seed, seed+1, ...")
+    chaos.add_argument("--timeout", type=float, default=180, help="hard limit per run (seconds)")
+    chaos.add_argument(
+        "--settle",
+        type=float,
+        default=20,
+        help="seconds after the last fault before the cluster counts as idle (default 20: "
+        "longer than the 15 s leases a dead worker leaves behind)",
+    )
+    chaos.add_argument(
+        "--reactor",
+        choices=["asyncio", "classic"],
+        help="the workers' Twisted reactor (default: Scrapy's default for the project)",
+    )
     args = parser.parse_args()
+    if args.chaos_jobdir:
+        return run_chaos(args, None)
 
     import redis
 
@@ -136,6 +187,13 @@ def main() -> int:
     redis_url = os.environ.get("REDIS_URL")
     if not redis_url:
         redis_process, redis_url = start_redis(workdir)
+    if args.chaos:
+        try:
+            return run_chaos(args, redis_url, workdir)
+        finally:
+            if redis_process is not None:
+                redis_process.kill()
+                redis_process.wait()
     try:
         client = redis.Redis.from_url(redis_url)
         for pattern in ("pages:*", "cluster_demo:robotstxt:*"):
@@ -185,6 +243,19 @@ def main() -> int:
             print(f"logs and feeds kept in {workdir}", file=sys.stderr)
         else:
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+def run_chaos(args: argparse.Namespace, redis_url: str | None, workdir: Path | None = None) -> int:
+    """``--chaos`` / ``--chaos-jobdir``: the runs of chaos.py, in a temporary directory."""
+    import chaos
+
+    workdir = workdir or Path(tempfile.mkdtemp(prefix="cluster-chaos-"))
+    code = chaos.main(args, workdir, redis_url)
+    if args.keep or code:
+        print(f"logs and events kept in {workdir}", file=sys.stderr)
+    else:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return code
 
 
 def report(origins: list[Origin], workdir: Path, codes: dict[str, int], as_json: bool) -> int:

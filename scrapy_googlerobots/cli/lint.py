@@ -11,14 +11,18 @@ say; everything else worth knowing is a warning. Standard library only.
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from typing import Literal
 
 from scrapy_googlerobots.robotstxt import (
     GOOGLE_MAX_SIZE,
     MAX_LINE_LENGTH,
+    USAGE_DIRECTIVES,
+    USAGE_VOCABULARIES,
     LineKind,
     RobotsLine,
+    parse_usage_line,
     product_token,
     scan_lines,
 )
@@ -44,14 +48,14 @@ _OTHER_CRAWLERS_KEYS = frozenset(
         b"clean-param",
         b"request-rate",
         b"visit-time",
-        b"content-signal",
-        b"content-usage",
     ]
 )
 # Keys that look like instructions to Google but are not (Google dropped its
 # unofficial noindex support in 2019): errors, since the line seems to do something.
 _UNSUPPORTED_KEYS = frozenset([b"noindex", b"nofollow", b"noarchive"])
-_KNOWN_KEYS = ["user-agent", "allow", "disallow", "sitemap", "crawl-delay"]
+_KNOWN_KEYS = [
+    "user-agent", "allow", "disallow", "sitemap", "crawl-delay", "content-usage", "content-signal"
+]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +126,8 @@ def _key_problems(line: RobotsLine) -> list[Problem]:
                     "so Google does not recognise its key and ignores it",
                 )
             ]
+        if key in USAGE_DIRECTIVES:
+            return []  # Google ignores it; the crawler honours it (see _usage_problems)
         if key in _OTHER_CRAWLERS_KEYS:
             return [
                 _warning(
@@ -193,11 +199,90 @@ def _value_problems(line: RobotsLine) -> list[Problem]:
             ]
     elif line.kind is LineKind.USER_AGENT:
         return _user_agent_problems(value)
+    elif line.kind is LineKind.OTHER and line.key.lower() in USAGE_DIRECTIVES:
+        return _usage_problems(USAGE_DIRECTIVES[line.key.lower()], value)
     elif line.kind is LineKind.SITEMAP and not value.lower().startswith((b"http://", b"https://")):
         if not value:
             return [_warning("empty-sitemap", "'sitemap' without a URL is ignored")]
         return [_warning("sitemap-url", f"sitemap {_show(value)} is not an absolute http(s) URL")]
     return []
+
+
+# A Dictionary member's key as written, upper case included (where a key can start).
+_KEY_AS_WRITTEN = re.compile(r"(?:^|,)[ \t]*([A-Za-z*][A-Za-z0-9_.*-]*)")
+
+
+def _usage_problems(directive: str, value: bytes) -> list[Problem]:
+    """``Content-Usage`` / ``Content-Signal`` values that do not say what they seem to."""
+    parsed = parse_usage_line(directive, value)
+    problems: list[Problem] = []
+    if parsed.path and parsed.path[:1] not in (b"/", b"*"):
+        problems.append(
+            _warning(
+                "usage-path",
+                f"path {_show(parsed.path)} does not start with '/' or '*', "
+                "so the rule matches no URL",
+            )
+        )
+    keys, tokens = USAGE_VOCABULARIES[directive]
+    other = next(name for name in USAGE_VOCABULARIES if name != directive)
+    other_keys, other_tokens = USAGE_VOCABULARIES[other]
+    if parsed.members is None:
+        text = parsed.preferences.decode("utf-8", "backslashreplace")
+        upper = [k for k in _KEY_AS_WRITTEN.findall(text) if k != k.lower()]
+        if upper:
+            problems.append(
+                _error(
+                    "usage-key-case",
+                    f"key {upper[0]!r} has upper-case letters: keys are lower case "
+                    f"({upper[0].lower()!r}), so the value is not a valid Dictionary "
+                    "and every category of the line is unknown",
+                )
+            )
+        else:
+            problems.append(
+                _error(
+                    "usage-syntax",
+                    f"{_show(parsed.preferences)} is not a structured-field Dictionary "
+                    "(RFC 9651: 'key=token, key=token'), so every category of the line "
+                    "is unknown",
+                )
+            )
+        return problems
+    if not parsed.members:
+        problems.append(_warning("usage-empty", f"{directive!r} without a preference"))
+    for key, (bare, _) in parsed.members.items():
+        if key not in keys:
+            if key in other_keys:
+                problems.append(
+                    _error(
+                        "usage-category",
+                        f"{key!r} is a {other} category; {directive} calls it "
+                        f"{next(k for k, c in keys.items() if c == other_keys[key])!r} "
+                        "(the line is ignored for it)",
+                    )
+                )
+            else:
+                known = ", ".join(repr(k) for k in keys)
+                problems.append(
+                    _warning(
+                        "usage-category",
+                        f"unknown category {key!r} is ignored ({directive} knows {known})",
+                    )
+                )
+            continue
+        if isinstance(bare, str) and bare in tokens and bare.__class__ is not str:
+            continue  # a Token y / n (yes / no)
+        written = str(bare) if isinstance(bare, str) else None
+        expected = " or ".join(repr(t) for t in tokens)
+        if written is not None and written in other_tokens and bare.__class__ is not str:
+            meaning = "y" if other_tokens[written] else "n"
+            hint = next(t for t in tokens if t.startswith(meaning))
+            message = f"{directive} takes {expected}, not {written!r} (did you mean {hint!r}?)"
+        else:
+            message = f"the value of {key!r} is not the token {expected}"
+        problems.append(_error("usage-value", f"{message}: {key!r} stays unknown"))
+    return problems
 
 
 def _user_agent_problems(value: bytes) -> list[Problem]:
@@ -301,6 +386,13 @@ def lint(body: bytes, *, truncated: bool = False) -> list[Diagnostic]:
                 problems.append(
                     _error(
                         "rule-outside-group", "rule before any 'user-agent' line: Google ignores it"
+                    )
+                )
+            elif not in_group and line.key.lower() in USAGE_DIRECTIVES:
+                problems.append(
+                    _error(
+                        "rule-outside-group",
+                        "usage rule before any 'user-agent' line: it applies to no crawler",
                     )
                 )
             in_group = in_group or line.kind is LineKind.USER_AGENT

@@ -7,6 +7,11 @@ fetched the way Google fetches robots.txt (SPEC B3, B6).
 Exit status: 0 all allowed / no lint errors; 1 some URL disallowed / lint
 errors; 2 usage or I/O error (one line on stderr, never a traceback).
 
+``check --usage CATEGORY`` gives, for each URL robots.txt allows, the AI
+usage preference for CATEGORY (``Content-Usage`` / ``Content-Signal``) with
+its deciding line: DISALLOWED for a "no" (exit 1), ALLOWED for a "yes" or
+when no rule says (unknown is not "no").
+
 A robots.txt URL that answers 429 or 5xx, or cannot be fetched at all, is
 "unreachable": ``check`` reports every URL DISALLOWED (Google treats the
 whole site as disallowed until robots.txt can be fetched) and exits 1;
@@ -31,9 +36,18 @@ from scrapy_googlerobots import __version__
 from scrapy_googlerobots.cli.lint import Diagnostic, lint
 from scrapy_googlerobots.policy.canonical import canonicalize_url
 from scrapy_googlerobots.policy.useragent import crawler_token
-from scrapy_googlerobots.robotstxt import GOOGLE_MAX_SIZE, LineKind, parse, scan_lines
+from scrapy_googlerobots.robotstxt import (
+    GOOGLE_MAX_SIZE,
+    USAGE_CATEGORIES,
+    USAGE_DIRECTIVES,
+    LineKind,
+    RobotsTxt,
+    parse,
+    scan_lines,
+    usage_category,
+)
 
-__all__ = ["main", "rule_texts", "unreachable_reason"]
+__all__ = ["main", "rule_texts", "unreachable_reason", "usage_verdict"]
 
 PROG = "googlerobots"
 EXIT_OK = 0
@@ -138,13 +152,35 @@ def _fetch(url: str, *, limit: int, read_size: int, timeout: float, user_agent: 
 # -- check --------------------------------------------------------------------
 
 
-def rule_texts(body: bytes) -> dict[int, str]:
-    """Allow/disallow lines by number, as written (for "line N: <text>")."""
+def rule_texts(body: bytes, *, usage: bool = False) -> dict[int, str]:
+    """Allow/disallow lines by number, as written (for "line N: <text>"); with
+    ``usage``, the ``Content-Usage`` / ``Content-Signal`` lines too."""
     return {
         line.number: line.raw.decode("utf-8", "replace").strip(" \t\r\n\v\f")
         for line in scan_lines(body)
         if line.kind in (LineKind.ALLOW, LineKind.DISALLOW)
+        or (usage and line.kind is LineKind.OTHER and line.key.lower() in USAGE_DIRECTIVES)
     }
+
+
+def usage_verdict(
+    rules: RobotsTxt, texts: dict[int, str], url: str, token: str, category: str
+) -> tuple[bool, str]:
+    """Whether ``url`` may be used for ``category`` (an IETF name) and why.
+
+    ``url`` is canonical; ``texts`` is ``rule_texts(body, usage=True)``. A URL
+    robots.txt disallows is not fetched at all: (False, its disallow line).
+    Unknown (no usage rule matches) is not "no": (True, "... unknown ...").
+    """
+    verdict = rules.explain(url, token)
+    if not verdict.allowed:
+        why = f"line {verdict.line}: {texts.get(verdict.line, verdict.rule or '')}"
+        return False, f"{why} (not fetched, so no usage preference)"
+    rule = rules.usage(url, token).get(category)
+    if rule is None:
+        return True, f"{category} unknown: no usage rule matches"
+    value = "y" if rule.allowed else "n"
+    return rule.allowed, f"{category}={value}: line {rule.line}: {texts.get(rule.line, '')}"
 
 
 def run_check(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
@@ -196,6 +232,9 @@ def run_check(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             "ROBOTSTXT_CRAWL_DELAY = True applies it)",
             file=err,
         )
+    if args.usage is not None:
+        texts = rule_texts(source.body, usage=True)
+        return _check_usage(args, rules, texts, token, out, err)
     status = EXIT_OK
     for url in args.urls:
         verdict = rules.explain(canonicalize_url(url), token)
@@ -205,6 +244,39 @@ def run_check(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             why = "no matching rule"
         print(f"{'ALLOWED' if verdict.allowed else 'DISALLOWED':<11} {url}  {why}", file=out)
         if not verdict.allowed:
+            status = EXIT_FINDINGS
+    return status
+
+
+def _usage_category_arg(name: str) -> str:
+    category = usage_category(name)
+    if category is None:
+        known = ", ".join([*USAGE_CATEGORIES, "ai-train", "ai-input"])
+        raise argparse.ArgumentTypeError(f"unknown usage category {name!r} (one of: {known})")
+    return category
+
+
+def _check_usage(
+    args: argparse.Namespace,
+    rules: RobotsTxt,
+    texts: dict[int, str],
+    token: str,
+    out: IO[str],
+    err: IO[str],
+) -> int:
+    """``check --usage``: the usage verdict of each URL, exit 1 if any is a "no"."""
+    category: str = args.usage
+    if not rules.has_usage:
+        print(
+            f"{PROG}: note: no Content-Usage or Content-Signal rule found; "
+            f"the {category} preference of every URL is unknown",
+            file=err,
+        )
+    status = EXIT_OK
+    for url in args.urls:
+        allowed, why = usage_verdict(rules, texts, canonicalize_url(url), token, category)
+        print(f"{'ALLOWED' if allowed else 'DISALLOWED':<11} {url}  {why}", file=out)
+        if not allowed:
             status = EXIT_FINDINGS
     return status
 
@@ -290,6 +362,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("urls", metavar="URL", nargs="+", help="absolute URL to test")
     check.add_argument("--timeout", type=float, default=30.0, help=timeout_help)
+    check.add_argument(
+        "--usage",
+        metavar="CATEGORY",
+        type=_usage_category_arg,
+        help="give the AI usage preference for CATEGORY instead (train-ai, ai-use, search; "
+        "or ai-train, ai-input): DISALLOWED for a 'no', with its deciding line",
+    )
     check.set_defaults(run=run_check)
 
     lint_cmd = commands.add_parser(

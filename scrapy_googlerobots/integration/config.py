@@ -15,6 +15,7 @@ from typing import Literal
 
 from scrapy.settings import BaseSettings
 
+from scrapy_googlerobots.policy.usage import declared_use
 from scrapy_googlerobots.robotstxt import GOOGLE_MAX_SIZE
 from scrapy_googlerobots.stores.memory_cost import DEFAULT_CACHE_MEMORY
 
@@ -38,9 +39,11 @@ DEFAULTS: dict[str, object] = {
     "ROBOTSTXT_RETRY_DELAY": 30.0,
     "ROBOTSTXT_RETRY_MAX_DELAY": 600.0,
     "ROBOTSTXT_FETCH_LEASE_TTL": 15.0,
+    "ROBOTSTXT_PARKED_LEASE_TTL": 15.0,
     "ROBOTSTXT_SUMMARY": True,
     "ROBOTSTXT_CRAWL_DELAY": False,
     "ROBOTSTXT_CRAWL_DELAY_MAX": 60.0,
+    "ROBOTSTXT_USAGE": [],
 }
 
 _MODES: tuple[UnreachableMode, ...] = ("defer", "disallow")
@@ -71,12 +74,18 @@ class RobotsConfig:
     retry_max_delay: float = 600.0
     fetch_lease_ttl: float = 15.0
     """Seconds a worker's claim to fetch an origin lasts unless renewed (shared stores)."""
+    parked_lease_ttl: float = 15.0
+    """Seconds a worker's claim on its parked requests in a shared store lasts unless
+    renewed; then another worker adopts them. 0: parked requests are not kept there."""
     summary: bool = True
     """``ROBOTSTXT_SUMMARY``: log what robots.txt did when the spider closes."""
     crawl_delay: bool = False
     """``ROBOTSTXT_CRAWL_DELAY``: pace each origin by its Crawl-delay / Request-rate."""
     crawl_delay_max: float = 60.0
     """``ROBOTSTXT_CRAWL_DELAY_MAX``: the largest delay applied (larger ones are capped)."""
+    usage: tuple[str, ...] = ()
+    """``ROBOTSTXT_USAGE``: the AI uses the crawl collects content for (IETF category
+    names); a "no" for one of them stops the request. Empty: nothing is enforced."""
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsConfig:
@@ -111,9 +120,11 @@ class RobotsConfig:
             retry_delay=reader.seconds("ROBOTSTXT_RETRY_DELAY", positive=True),
             retry_max_delay=reader.seconds("ROBOTSTXT_RETRY_MAX_DELAY", positive=True),
             fetch_lease_ttl=reader.seconds("ROBOTSTXT_FETCH_LEASE_TTL", positive=True),
+            parked_lease_ttl=reader.seconds("ROBOTSTXT_PARKED_LEASE_TTL"),
             summary=settings.getbool("ROBOTSTXT_SUMMARY", True),
             crawl_delay=settings.getbool("ROBOTSTXT_CRAWL_DELAY", False),
             crawl_delay_max=reader.seconds("ROBOTSTXT_CRAWL_DELAY_MAX"),
+            usage=declared_use(settings.get("ROBOTSTXT_USAGE"), "ROBOTSTXT_USAGE"),
         )
         config._check_consistency()
         return config

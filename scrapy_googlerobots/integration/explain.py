@@ -2,27 +2,97 @@
 
 A forbidden request's errback gets Scrapy's ``IgnoreRequest("Forbidden by
 robots.txt")``, as with the stock middleware; :func:`forbidden_by` turns it
-into the :class:`RobotsDecision` that names the rule. Any request can be
-explained on demand with :meth:`GoogleRobotsTxtMiddleware.explain
+into the :class:`RobotsDecision` that names the rule. A request stopped by an
+AI usage preference (``ROBOTSTXT_USAGE``) gets ``IgnoreRequest("Forbidden by
+usage preference: ...")``, and its decision names the preference in
+:attr:`RobotsDecision.usage_refused`. Any request can be explained on demand
+with :meth:`GoogleRobotsTxtMiddleware.explain
 <scrapy_googlerobots.GoogleRobotsTxtMiddleware.explain>`.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from scrapy.exceptions import IgnoreRequest
 from twisted.python.failure import Failure
 
+from scrapy_googlerobots.policy.usage import written_as
+from scrapy_googlerobots.robotstxt import USAGE_CATEGORIES, UsageRule
+
 if TYPE_CHECKING:
     from scrapy_googlerobots.policy.origin import Origin
     from scrapy_googlerobots.robotstxt import RobotsTxt
 
-__all__ = ["FORBIDDEN_MESSAGE", "RobotsDecision", "explain_rules", "forbidden", "forbidden_by"]
+__all__ = [
+    "FORBIDDEN_MESSAGE",
+    "USAGE_FORBIDDEN_MESSAGE",
+    "RobotsDecision",
+    "UsagePreference",
+    "explain_rules",
+    "forbidden",
+    "forbidden_by",
+    "usage_forbidden",
+]
 
 FORBIDDEN_MESSAGE = "Forbidden by robots.txt"
 """The ``IgnoreRequest`` message of a disallowed request, as Scrapy's stock middleware."""
+USAGE_FORBIDDEN_MESSAGE = "Forbidden by usage preference"
+"""How the ``IgnoreRequest`` message of a request refused by a usage preference starts."""
+
+
+@dataclass(frozen=True, slots=True)
+class UsagePreference:
+    """One AI usage preference for one URL: a category, "y" or "n", and where it was said."""
+
+    category: str
+    """The IETF category (``train-ai``, ``ai-use``, ``search``), whatever the vocabulary used."""
+    allowed: bool
+    """True for ``y`` / ``yes``, False for ``n`` / ``no``."""
+    line: int
+    """1-based robots.txt line of the deciding rule; 0 when a response header said it."""
+    directive: str
+    """``"Content-Usage"`` or ``"Content-Signal"``."""
+    path: str
+    """The rule's path as written; ``""`` for a rule without one (and for a header)."""
+    source: str
+    """The robots.txt URL; for a header, the URL of the response that carried it."""
+
+    @classmethod
+    def of_rule(cls, rule: UsageRule, robots_url: str) -> UsagePreference:
+        """The preference a robots.txt rule (the core's :class:`UsageRule`) gives."""
+        return cls(rule.category, rule.allowed, rule.line, rule.directive, rule.path, robots_url)
+
+    @classmethod
+    def of_header(cls, category: str, allowed: bool, url: str) -> UsagePreference:
+        """The preference a ``Content-Usage`` response header of ``url`` gives."""
+        return cls(category, allowed, 0, "Content-Usage", "", url)
+
+    @property
+    def value(self) -> str:
+        """``"y"`` or ``"n"``."""
+        return "y" if self.allowed else "n"
+
+    @property
+    def from_header(self) -> bool:
+        """Said by a response header, not by robots.txt."""
+        return self.line == 0
+
+    @property
+    def rule(self) -> str:
+        """The rule as Google's parser reads it: ``Content-Usage: /ai-ok/ train-ai=y``,
+        ``Content-Signal: ai-train=no`` (the deciding category only)."""
+        path = f"{self.path} " if self.path else ""
+        return f"{self.directive}: {path}{written_as(self.directive, self.category, self.allowed)}"
+
+    def __str__(self) -> str:
+        if self.from_header:
+            return f"Content-Usage header of {self.source}: {self.category}={self.value}"
+        return f'{self.source} line {self.line}: "{self.rule}"'
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +114,19 @@ class RobotsDecision:
     """The product token robots.txt was asked for."""
     has_rules: bool = True
     """False when the origin has no rules (its robots.txt answered 4xx): all allowed."""
+    usage: tuple[UsagePreference, ...] = ()
+    """robots.txt's AI usage preferences for the URL, one per category it decides (in
+    ``train-ai``, ``ai-use``, ``search`` order); empty when it states none (or disallows
+    the URL: a URL that is not fetched has no usage preference)."""
+    usage_refused: UsagePreference | None = None
+    """The preference that stopped the request: a "no" for a category the crawl declared
+    (``ROBOTSTXT_USAGE``, meta ``robotstxt_usage``), from robots.txt or from the response's
+    ``Content-Usage`` header. None when it was not stopped by one."""
+
+    @property
+    def preferences(self) -> dict[str, bool]:
+        """robots.txt's usage preferences for the URL: category -> allowed (absent: unknown)."""
+        return {preference.category: preference.allowed for preference in self.usage}
 
     @property
     def directive(self) -> str | None:
@@ -53,14 +136,19 @@ class RobotsDecision:
         return f"{'Allow' if self.allowed else 'Disallow'}: {self.rule}"
 
     def __str__(self) -> str:
+        refused = self.usage_refused
+        if refused is not None:
+            if refused.from_header:
+                return str(refused)
+            return f'{refused}, group "{self.group}"'
         if not self.line:
             why = "no rule matched" if self.has_rules else "no rules (everything allowed)"
             return f"{self.robots_url}: {why}"
         return f'{self.robots_url} line {self.line}: "{self.directive}", group "{self.group}"'
 
 
-# On a forbidden request's exception: what explains it, as (rules, canonical
-# URL, token, origin) until first asked, then the RobotsDecision.
+# On a forbidden request's exception: what explains it, as a function making
+# the RobotsDecision until first asked, then the RobotsDecision.
 _ATTRIBUTE = "_robotstxt_decision"
 
 
@@ -69,8 +157,33 @@ def forbidden(rules: RobotsTxt, url: str, token: str, origin: Origin) -> IgnoreR
     message (so stats, ``failure.check`` and message matching stay as with the
     stock middleware), from which :func:`forbidden_by` tells the rule."""
     error = IgnoreRequest(FORBIDDEN_MESSAGE)
-    setattr(error, _ATTRIBUTE, (rules, url, token, origin))
+    setattr(error, _ATTRIBUTE, partial(explain_rules, rules, url, token, origin.robots_url))
     return error
+
+
+def usage_forbidden(
+    refused: UsagePreference, explain: Callable[[], RobotsDecision]
+) -> IgnoreRequest:
+    """The exception for a request a usage preference refuses: ``IgnoreRequest("Forbidden by
+    usage preference: train-ai=n (https://example.com/robots.txt line 4)")``.
+
+    ``explain`` makes the robots.txt decision for the URL when
+    :func:`forbidden_by` first asks; ``refused`` is added to it.
+    """
+    where = (
+        f"Content-Usage header of {refused.source}"
+        if refused.from_header
+        else f"{refused.source} line {refused.line}"
+    )
+    error = IgnoreRequest(
+        f"{USAGE_FORBIDDEN_MESSAGE}: {refused.category}={refused.value} ({where})"
+    )
+    setattr(error, _ATTRIBUTE, partial(_refused_by, refused, explain))
+    return error
+
+
+def _refused_by(refused: UsagePreference, explain: Callable[[], RobotsDecision]) -> RobotsDecision:
+    return dataclasses.replace(explain(), usage_refused=refused)
 
 
 def forbidden_by(error: BaseException | Failure) -> RobotsDecision | None:
@@ -84,8 +197,7 @@ def forbidden_by(error: BaseException | Failure) -> RobotsDecision | None:
     found = getattr(value, _ATTRIBUTE, None)
     if found is None or isinstance(found, RobotsDecision):
         return found
-    rules, url, token, origin = found
-    decision = explain_rules(rules, url, token, origin.robots_url)
+    decision: RobotsDecision = found()
     setattr(value, _ATTRIBUTE, decision)
     return decision
 
@@ -93,6 +205,22 @@ def forbidden_by(error: BaseException | Failure) -> RobotsDecision | None:
 def explain_rules(rules: RobotsTxt, url: str, token: str, robots_url: str) -> RobotsDecision:
     """What ``rules`` (from ``robots_url``) decide on canonical ``url`` for ``token``."""
     verdict = rules.explain(url, token)
+    usage: tuple[UsagePreference, ...] = ()
+    if rules.has_usage:
+        found = rules.usage(url, token)
+        usage = tuple(
+            UsagePreference.of_rule(found[category], robots_url)
+            for category in USAGE_CATEGORIES
+            if category in found
+        )
     return RobotsDecision(
-        url, robots_url, verdict.allowed, verdict.line, verdict.rule, rules.group_name(token), token
+        url,
+        robots_url,
+        verdict.allowed,
+        verdict.line,
+        verdict.rule,
+        rules.group_name(token),
+        token,
+        True,
+        usage,
     )

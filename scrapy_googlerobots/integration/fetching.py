@@ -59,6 +59,8 @@ class FetchCoordinator:
         self.engine_running = engine_running
         self.on_done = on_done
         self.lease_ttl = lease_ttl
+        # Fetch leases held now (origin key -> renewal), released at once by a stop.
+        self._held: dict[str, _LeaseRenewal] = {}
 
     def start(self, state: OriginState, basis: PolicyRecord | None) -> None:
         """Start the one fetch of ``state``'s origin; ``basis`` is the record that called for it.
@@ -90,7 +92,9 @@ class FetchCoordinator:
             if started is None:
                 await sleep(0.0)
             if started is not None or await self._lease(state, basis):
-                renewal = _LeaseRenewal(self.store, state.key, self.lease_ttl)
+                renewal = self._held[state.key] = _LeaseRenewal(
+                    self.store, state.key, self.lease_ttl
+                )
                 try:
                     if started is None:
                         self.reporter.fetch_started()
@@ -100,7 +104,8 @@ class FetchCoordinator:
                     self.store.put(record)
                 finally:
                     renewal.cancel()
-                    self.store.release_fetch_lease(state.key)
+                    if self._held.pop(state.key, None) is not None:
+                        self.store.release_fetch_lease(state.key)
                 self.reporter.fetched(
                     state.key, result, record, previous, waiting=state.waiting, now=self.clock()
                 )
@@ -113,6 +118,19 @@ class FetchCoordinator:
             state.fetching = False
             state.trigger = None
             self.on_done(state, record)
+
+    def release_leases(self) -> int:
+        """The spider is closing: give up every fetch lease now; return how many.
+
+        A fetch in flight still stores what it gets, but another worker need
+        not wait for it (up to ``ROBOTSTXT_FETCH_LEASE_TTL``): it may fetch at
+        once. (A killed worker cannot do this; its leases lapse.)
+        """
+        held, self._held = self._held, {}
+        for key, renewal in held.items():
+            renewal.cancel()
+            self.store.release_fetch_lease(key)
+        return len(held)
 
     async def _download(self, state: OriginState, started: Download | None) -> FetchResult:
         try:

@@ -29,8 +29,16 @@ How a request meets robots.txt:
    and :meth:`process_request` judges each by the copy it waited for. A request
    parked at ``request_scheduled`` meets the duplicate filter once, on release.
 
-Once the spider begins closing, no fetch starts and every wait ends: parked
-requests get their errback (or, with ``JOBDIR``, are saved for the resume).
+Once the spider begins closing, no fetch starts and every wait ends, and the
+parked requests are handed over where the crawl goes on
+(:meth:`GoogleRobotsTxtMiddleware._shutdown`): left in the shared store for
+another worker or the resumed crawl to adopt, or put back into a scheduler
+that persists its queue; only with neither do they get their errback.
+
+AI usage preferences (robots.txt ``Content-Usage`` / ``Content-Signal`` rules,
+the ``Content-Usage`` response header) are checked by :class:`~.usage.UsageGate`:
+in :meth:`process_request` only for origins whose robots.txt has usage rules,
+in :meth:`process_response` only for responses with the header or of such origins.
 """
 
 from __future__ import annotations
@@ -40,8 +48,10 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
+from scrapy.dupefilters import RFPDupeFilter
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
 from scrapy.utils.defer import deferred_from_coro
+from scrapy.utils.misc import load_object
 from twisted.internet.defer import Deferred, fail, succeed
 
 from scrapy_googlerobots.integration.agents import AgentTokens
@@ -49,25 +59,36 @@ from scrapy_googlerobots.integration.config import RobotsConfig
 from scrapy_googlerobots.integration.explain import RobotsDecision, explain_rules
 from scrapy_googlerobots.integration.fetcher import RobotsFetcher
 from scrapy_googlerobots.integration.fetching import FetchCoordinator
-from scrapy_googlerobots.integration.journal import attach_parked_journal
+from scrapy_googlerobots.integration.legacy_journal import take_up_legacy_journal
 from scrapy_googlerobots.integration.lifecycle import CloseWatch
 from scrapy_googlerobots.integration.origin_state import (
     DROP_META,
     HANDED_BACK_META,
+    OWN_DONT_FILTER_META,
     RELEASED_META,
     WAITING_SINCE_META,
     OriginRef,
+    Parked,
 )
 from scrapy_googlerobots.integration.pacing import CrawlPacer, DelayLookup
+from scrapy_googlerobots.integration.parked_records import (
+    NO_RECORDS,
+    ParkedRecords,
+    Records,
+    serialize_request,
+)
 from scrapy_googlerobots.integration.reporting import FORBIDDEN_MESSAGE, Reporter
 from scrapy_googlerobots.integration.scrapy_compat import (
     PROCESS_REQUEST_IS_COROUTINE,
     REQUEST_SCHEDULED_CAN_DROP,
+    call_before_scheduler_close,
+    crawler_engine,
     engine_is_running,
     engine_takes_requests_back,
 )
 from scrapy_googlerobots.integration.summary import CrawlSummary
 from scrapy_googlerobots.integration.timers import Timer
+from scrapy_googlerobots.integration.usage import UsageGate
 from scrapy_googlerobots.integration.waiting_room import WaitingRoom, disallow_message
 from scrapy_googlerobots.policy.canonical import canonicalize_url
 from scrapy_googlerobots.policy.decision import Action, is_the_copy_waited_for
@@ -75,10 +96,12 @@ from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.origin import origin_of
 from scrapy_googlerobots.policy.record import FetchTimings, ParsedRulesCache
 from scrapy_googlerobots.stores.factory import build_store
+from scrapy_googlerobots.stores.layered import LayeredPolicyStore
 
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
+    from scrapy.http import Response
     from typing_extensions import Self
 
     from scrapy_googlerobots.policy.record import PolicyRecord
@@ -116,6 +139,8 @@ class GoogleRobotsTxtMiddleware:
         self._store_get = self._store.get
         timings = _timings(config)
         self._reporter = Reporter(crawler, config, timings)
+        self._usage = UsageGate(config.usage, self._reporter, self.explain)
+        self._usage_judge = self._usage.judge
         # Parsed rules of records a shared store returns without them (the
         # local cache parses its own quiet records again on their next use).
         self._rules = ParsedRulesCache(_PARSED_RULES_SIZE, config.max_size)
@@ -132,6 +157,12 @@ class GoogleRobotsTxtMiddleware:
         )
         self._stopping = self._close_watch.stopping
         self._room = self._waiting_room(timings)
+        self._records = self._room.records = self._parked_records()
+        # A scheduler that keeps its queue across a stop: JOBDIR's disk queue,
+        # scrapy-redis with SCHEDULER_PERSIST.
+        self._scheduler_keeps = bool(crawler.settings.get("JOBDIR")) or crawler.settings.getbool(
+            "SCHEDULER_PERSIST"
+        )
         self._connect_signals()
         # Opt-in: Google ignores Crawl-delay and Request-rate.
         self._pacer = (
@@ -139,9 +170,31 @@ class GoogleRobotsTxtMiddleware:
             if config.crawl_delay
             else None
         )
-        # With JOBDIR: parked requests (in neither scheduler nor downloader)
-        # are saved at close and handed back to the engine on resume.
-        self._journal = attach_parked_journal(crawler, self)
+
+    def _parked_records(self) -> Records:
+        """Parked requests kept in the shared store too, when there is one (SQLite, Redis)."""
+        store, ttl = self._store, self.config.parked_lease_ttl
+        if not isinstance(store, LayeredPolicyStore) or store.parked is None or ttl <= 0:
+            return NO_RECORDS
+        crawler = self.crawler
+        settings = crawler.settings
+        # The duplicate filter of this process starts empty (Scrapy's default
+        # filter, no JOBDIR): an adopted request that was handed back (passed
+        # another process's filter) must meet this one, which may hold our own
+        # copy of it. A shared or persisted filter (scrapy-redis, JOBDIR) has
+        # seen it already, so it keeps the dont_filter it was handed back with.
+        fresh_filter = (
+            not settings.get("JOBDIR")
+            and load_object(settings.get("DUPEFILTER_CLASS") or RFPDupeFilter) is RFPDupeFilter
+        )
+        return ParkedRecords(
+            store,
+            ttl=ttl,
+            stats=crawler.stats,
+            spider=lambda: crawler.spider,
+            adopt=self._adopt,
+            fresh_filter=fresh_filter,
+        )
 
     def _waiting_room(self, timings: FetchTimings) -> WaitingRoom:
         """The waiting room, and the fetch coordinator it calls for fetches."""
@@ -179,6 +232,7 @@ class GoogleRobotsTxtMiddleware:
         # request_scheduled is connected only while some origin is pending (_listen).
         self._listening = False
         self._unlisten_timer: Timer | None = None
+        manager.connect(self._on_spider_opened, signal=signals.spider_opened)
         manager.connect(self._on_spider_idle, signal=signals.spider_idle)
         manager.connect(self._on_spider_closed, signal=signals.spider_closed)
 
@@ -245,6 +299,8 @@ class GoogleRobotsTxtMiddleware:
             canonical = canonicalize_url(url)
             line = rules.deciding_line(canonical, token)
             if line >= 0:
+                if rules.has_usage:
+                    self._usage_judge(request, rules, canonical, token, ref)
                 return None
             raise self._reporter.forbidden(request, rules, canonical, token, ref, -line)
         outcome = self._check_slow(request, ref, record)
@@ -318,10 +374,21 @@ class GoogleRobotsTxtMiddleware:
         token = self._token(request)
         canonical = canonicalize_url(request.url)
         line = rules.deciding_line(canonical, token)
+        if line >= 0 and not rules.has_usage:
+            return
+        ref = self._origin_ref(request.url)
+        assert ref is not None, "only requests with an origin are judged"
         if line < 0:
-            ref = self._origin_ref(request.url)
-            assert ref is not None, "only requests with an origin are judged"
             raise self._reporter.forbidden(request, rules, canonical, token, ref, -line)
+        self._usage_judge(request, rules, canonical, token, ref)
+
+    def process_response(
+        self, request: Request, response: Response, spider: Spider | None = None
+    ) -> Response:
+        """Give ``response.meta["usage_preferences"]`` to a response that carries AI usage
+        preferences (robots.txt, its ``Content-Usage`` header); raise ``IgnoreRequest``
+        when its header says "no" for a use the request declares."""
+        return self._usage.response(request, response)
 
     def _check_slow(
         self, request: Request, ref: OriginRef, record: PolicyRecord | None
@@ -355,7 +422,9 @@ class GoogleRobotsTxtMiddleware:
             # once already. A request that never meets the scheduler
             # (engine.download) comes straight back here and waits inline.
             meta[HANDED_BACK_META] = True
-            request.dont_filter = True
+            if not request.dont_filter:
+                meta[OWN_DONT_FILTER_META] = True
+                request.dont_filter = True
             self._room.expect(ref, request, record)
             self._reporter.handed_back()
             return request
@@ -412,27 +481,115 @@ class GoogleRobotsTxtMiddleware:
     # -- spider lifecycle ------------------------------------------------------
 
     def _on_spider_idle(self, **_: Any) -> None:
-        if not self._close_watch.closing and self._room.busy:
+        if self._close_watch.closing:
+            return
+        if self._room.busy:
+            raise DontCloseSpider
+        # About to close: take over what stopped workers handed over since the
+        # last beat, rather than leave it for the next crawl.
+        if isinstance(self._records, ParkedRecords) and self._records.adopt_now():
             raise DontCloseSpider
 
+    def _on_spider_opened(self, **_: Any) -> None:
+        # The moment requests can still go to the scheduler, at any close.
+        call_before_scheduler_close(crawler_engine(self.crawler), self._close_watch.close)
+        if isinstance(self._records, ParkedRecords):
+            self._records.start()
+        jobdir, spider = self.crawler.settings.get("JOBDIR"), self.crawler.spider
+        if jobdir and spider is not None:
+            # Upgrade path from 0.1.0 (its JOBDIR/robotstxt.parked journal); goes with it.
+            take_up_legacy_journal(jobdir, spider, self.crawler.stats, self._adopt)
+
     def _shutdown(self) -> None:
-        """The spider has begun closing: no fetch starts, every wait ends."""
-        dropped = self._room.shutdown(keep_parked=self._journal is not None)
+        """The spider has begun closing: no fetch starts, every wait ends, parked requests move on.
+
+        Each parked request goes where the crawl will find it again, so that
+        it is crawled or judged later exactly once:
+
+        - recorded in the shared store (SQLite, Redis; the default store with
+          ``JOBDIR``): it stays there, and this worker's lease on it is
+          released, so another worker (or the resumed crawl) adopts it at once.
+          Leaving it there, rather than moving it to the scheduler, makes the
+          hand-over one atomic step of the store's adoption: a request is
+          never both re-queued and adopted.
+        - else, with a scheduler that persists its queue (``JOBDIR``,
+          scrapy-redis with ``SCHEDULER_PERSIST``): back to the scheduler,
+          before it closes (its duplicate filter sees a request parked before
+          it for the first time; one handed back from the downloader carries
+          ``dont_filter``, as when it was handed back);
+        - else (or if it cannot be serialized): dropped with its errback.
+        """
+        leases = self._room.fetches.release_leases() if self._room.fetches else 0
+        entries = self._room.shutdown()
+        kept = requeued = 0
+        dropped: list[tuple[str, Parked]] = []
+        engine = crawler_engine(self.crawler)
+        for key, entry in entries:
+            if entry.rid is not None:
+                kept += 1
+            elif self._requeue(engine, entry):
+                requeued += 1
+            else:
+                dropped.append((key, entry))
+        if isinstance(self._records, ParkedRecords):
+            self._records.stop()
+        for key, entry in dropped:
+            reason = f"robots.txt of {key} not known yet: the spider is closing"
+            self._reporter.errback_dropped(entry.request, reason, key)
+        self._reporter.handed_over(kept, requeued, store=self._store, fetch_leases=leases)
         if dropped:
-            self._reporter.closing_dropped(dropped)
+            self._reporter.closing_dropped(len(dropped))
+
+    def _requeue(self, engine: Any, entry: Parked) -> bool:
+        """Put ``entry``'s request back into a persisting scheduler; False if it cannot go."""
+        spider = self.crawler.spider
+        if not self._scheduler_keeps or entry.unserializable or engine is None or spider is None:
+            return False
+        request = entry.request
+        try:
+            serialize_request(request, spider)  # the scheduler's disk queue would fail the same way
+        except Exception:
+            return False
+        for key in [k for k in request.meta if k.startswith("_robotstxt_")]:
+            del request.meta[key]  # the wait starts afresh where it is taken up again
+        try:
+            # Our request_scheduled handler lets it pass: the close has begun.
+            engine.crawl(request)
+        except Exception as exc:  # a scheduler that cannot take it any more
+            self._reporter.requeue_failed(request, exc)
+            return False
+        return True
+
+    def _adopt(self, request: Request, rid: str | None = None) -> None:
+        """A request another worker left waiting (recorded as ours under ``rid``): wait or go on.
+
+        Without ``rid`` (a request of a 0.1.0 journal, taken at ``spider_opened``),
+        it is recorded if it waits, or goes to the engine.
+        """
+        if self._close_watch.closing:
+            return  # stays in the store: the next adopter takes it
+        ref = self._origin_ref(request.url)
+        now = self._clock()
+        if ref is not None and self._can_park and not request.meta.get("dont_obey_robotstxt"):
+            record = self._store.get(ref.key)
+            if self._room.decide(record, now).action is Action.WAIT:
+                self._room.park(ref, request, record, now, rid=rid)
+                return
+        if self._records.forget([Parked(request, now, rid=rid)]):
+            self._crawl(request)
 
     def _on_spider_closed(self, **_: Any) -> None:
         self._close_watch.close()
+        self._reporter.flush_counts()
         self._unlisten(closing=True)
         if self.config.summary:
             self._reporter.crawl_summary()
-        waiting = len(self._room.parked_requests())
-        if waiting:
-            self._reporter.waiting_at_close(waiting)
+        # Nothing is parked any more: the close handed every waiting request over or dropped it.
         self._store.close()
 
     def explain(self, request: Request) -> RobotsDecision | None:
-        """Why robots.txt lets ``request`` through or not, by the copy this crawl holds.
+        """Why robots.txt lets ``request`` through or not, by the copy this crawl holds,
+        with its AI usage preferences for the URL (``usage``).
 
         None when there is nothing to explain: the URL has no robots.txt
         (``data:``, ``file:`` ...), or none has been fetched for its origin

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DROP_META",
     "HANDED_BACK_META",
+    "OWN_DONT_FILTER_META",
     "RELEASED_META",
     "WAITING_SINCE_META",
     "OriginRef",
@@ -32,6 +33,9 @@ Handed back a second time, it waits inline instead: only a request that never
 passes the scheduler (``engine.download``) comes back to ``process_request``
 without meeting ``request_scheduled`` in between.
 """
+OWN_DONT_FILTER_META = "_robotstxt_own_dont_filter"
+"""Set when the middleware set ``dont_filter`` on a request it handed back (it had passed
+the duplicate filter): a worker that adopts it with a fresh filter of its own clears it."""
 WAITING_SINCE_META = "_robotstxt_waiting_since"
 """Clock time a parked request started waiting (max-wait counts from it)."""
 RELEASED_META = "_robotstxt_released"
@@ -56,6 +60,10 @@ class Parked:
     deadline: float
     deferred: bool = False
     """Counted in robotstxt/unreachable/deferred (waiting on an unreachable origin)."""
+    rid: str | None = None
+    """Its record's id in the shared store (None: kept in this process only)."""
+    unserializable: bool = False
+    """It cannot be serialized: nowhere but here to keep it."""
 
 
 class OriginState:

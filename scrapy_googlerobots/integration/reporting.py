@@ -19,13 +19,18 @@ from twisted.python.failure import Failure
 
 from scrapy_googlerobots.integration.explain import (
     FORBIDDEN_MESSAGE,
+    RobotsDecision,
+    UsagePreference,
     forbidden,
     forbidden_by,
+    usage_forbidden,
 )
 from scrapy_googlerobots.integration.summary import CrawlSummary
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy import Request
     from scrapy.crawler import Crawler
 
@@ -70,7 +75,10 @@ class Reporter:
         self.stats = crawler.stats
         # Bound once: Scrapy's stats collector wraps attribute access (a cost per request).
         self._inc_value = crawler.stats.inc_value
-        self.summary = CrawlSummary()
+        self.summary = CrawlSummary(declared_use=config.usage)
+        # Responses given usage preferences, not yet added to the stats: a stats call
+        # per response costs more than the rest of the usage check (see flush_counts).
+        self._usage_responses = 0
         # Origin key -> (last failure, unreachable since, attempts) of origins
         # unreachable now, for the drop lines; a good fetch removes the entry.
         self._outages: dict[str, tuple[str, float, int]] = {}
@@ -109,8 +117,46 @@ class Reporter:
             )
         return error
 
+    def usage_forbidden(
+        self,
+        request: Request,
+        refused: UsagePreference,
+        explain: Callable[[], RobotsDecision],
+        origin: str,
+    ) -> IgnoreRequest:
+        """Count and log a request a usage preference refuses (``refused``: the "no" for a
+        declared category, from ``origin``'s robots.txt or the response header); the exception.
+
+        ``explain`` makes the robots.txt decision for the URL when it is first asked for.
+        """
+        error = usage_forbidden(refused, explain)
+        if refused.from_header:
+            self._inc_value(f"robotstxt/usage/header_forbidden/{refused.category}")
+        else:
+            self._inc_value(f"robotstxt/usage/forbidden/{refused.category}")
+            key = (origin, refused.line, refused.category)
+            self.summary.count_usage_forbidden(key, refused.source, refused.rule)
+        if debug_shown():
+            logger.debug(
+                "Forbidden by usage preference: %(request)s (%(decision)s)",
+                {"request": request, "decision": forbidden_by(error)},
+                extra=self._extra,
+            )
+        return error
+
+    def usage_response(self) -> None:
+        """A response was given ``usage_preferences`` (robots.txt or its header stated some)."""
+        self._usage_responses += 1
+
+    def flush_counts(self) -> None:
+        """Add the per-response counts kept here to the stats (at close; any time is fine)."""
+        if self._usage_responses:
+            self._inc_value("robotstxt/usage/responses", self._usage_responses)
+            self._usage_responses = 0
+
     def crawl_summary(self) -> None:
         """Log the end-of-crawl INFO block."""
+        self.flush_counts()
         logger.info(self.summary.render(self.stats.get_stats()), extra=self._extra)
 
     def not_checked(self, url: str, problem: Exception) -> None:
@@ -222,11 +268,37 @@ class Reporter:
             extra=self._extra,
         )
 
-    def waiting_at_close(self, count: int) -> None:
-        self.stats.set_value("robotstxt/parked/at_close", count)
+    def handed_over(self, kept: int, requeued: int, *, store: Any, fetch_leases: int) -> None:
+        """Parked requests kept for the rest of the crawl at a stop (middleware._shutdown)."""
+        if fetch_leases:
+            self.stats.inc_value("robotstxt/fetch_lease/released_at_close", fetch_leases)
+        if not kept and not requeued:
+            return
+        self.stats.inc_value("robotstxt/parked/handed_over", kept + requeued)
+        if kept:
+            self.stats.inc_value("robotstxt/parked/handed_over/store", kept)
+        if requeued:
+            self.stats.inc_value("robotstxt/parked/handed_over/scheduler", requeued)
+        where = []
+        if kept:
+            description = getattr(store, "description", "the robots.txt store")
+            where.append(
+                f"{kept} left in {description} for another worker or the resumed crawl to adopt"
+            )
+        if requeued:
+            where.append(f"{requeued} put back into the scheduler, which keeps its queue")
         logger.info(
-            "%(count)d requests were still waiting for robots.txt when the spider closed",
-            {"count": count},
+            "Spider closing: handed over %(count)d requests that were waiting for robots.txt: "
+            "%(where)s",
+            {"count": kept + requeued, "where": "; ".join(where)},
+            extra=self._extra,
+        )
+
+    def requeue_failed(self, request: Request, error: Exception) -> None:
+        logger.warning(
+            "Spider closing: the scheduler did not take back %(request)s, which was waiting for "
+            "robots.txt (%(error)s); it is dropped",
+            {"request": request, "error": error},
             extra=self._extra,
         )
 

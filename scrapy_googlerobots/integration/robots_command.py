@@ -10,6 +10,10 @@ delay the project's settings would apply for the chosen group
 (``ROBOTSTXT_CRAWL_DELAY``, capped at ``ROBOTSTXT_CRAWL_DELAY_MAX``, as
 :func:`~scrapy_googlerobots.integration.pacing.applied_delay` decides).
 
+With ``--usage CATEGORY`` (or the project's ``ROBOTSTXT_USAGE``) a URL whose
+robots.txt says "no" for a declared AI use is DISALLOWED too, with the deciding
+``Content-Usage`` / ``Content-Signal`` line, as the crawl would not fetch it.
+
 Exit status: 0 every URL allowed; 1 any disallowed (an unreachable robots.txt
 disallows its whole origin, as for Google); 2 usage error, or the check could
 not run (invalid settings, the crawl did not start or was interrupted).
@@ -27,7 +31,7 @@ import json
 import logging
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from scrapy import Spider, signals
@@ -39,15 +43,17 @@ from scrapy.utils.project import inside_project
 from twisted.internet.defer import DeferredList
 from twisted.python.failure import Failure
 
-from scrapy_googlerobots.cli.main import rule_texts, unreachable_reason
+from scrapy_googlerobots.cli.main import rule_texts, unreachable_reason, usage_verdict
 from scrapy_googlerobots.integration.config import RobotsConfig
+from scrapy_googlerobots.integration.explain import UsagePreference
 from scrapy_googlerobots.integration.fetcher import FetchResult, RobotsFetcher
 from scrapy_googlerobots.integration.pacing import applied_delay
 from scrapy_googlerobots.policy.canonical import canonicalize_url
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.origin import Origin, origin_of
+from scrapy_googlerobots.policy.usage import declared_use
 from scrapy_googlerobots.policy.useragent import crawler_token
-from scrapy_googlerobots.robotstxt import RobotsTxt, parse
+from scrapy_googlerobots.robotstxt import USAGE_CATEGORIES, RobotsTxt, parse
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -74,7 +80,7 @@ class OriginCheck:
     rules: RobotsTxt | None
     """The parsed rules (outcome RULES only)."""
     texts: dict[int, str]
-    """Allow/disallow lines by number, as written."""
+    """Allow/disallow and Content-Usage/Content-Signal lines by number, as written."""
     crawl_delay: float | None
     """The delay the group chosen for the product token asks (the larger of
     Crawl-delay and Request-rate's seconds per request), if any."""
@@ -91,7 +97,7 @@ class OriginCheck:
         """Read one :class:`RobotsFetcher` result for ``token``, with ``config``'s pacing."""
         rules, texts, delay = None, {}, None
         if result.outcome is FetchOutcome.RULES:
-            rules, texts = parse(result.body), rule_texts(result.body)
+            rules, texts = parse(result.body), rule_texts(result.body, usage=True)
             delay = rules.delay(token)
         applied = applied_delay(delay, config.crawl_delay_max) if config.crawl_delay else None
         return cls(
@@ -106,18 +112,37 @@ class OriginCheck:
             config.crawl_delay,
         )
 
-    def verdict(self, url: str, token: str) -> UrlVerdict:
-        """The answer for ``url`` (of this origin) and ``token``."""
+    def verdict(self, url: str, token: str, usage: tuple[str, ...] = ()) -> UrlVerdict:
+        """The answer for ``url`` (of this origin) and ``token``; ``usage``: the declared
+        AI uses (a "no" for one of them disallows, as the crawl would not fetch the URL)."""
+        preferences: dict[str, UsagePreference | None] = dict.fromkeys(usage)
         if self.rules is None:
             if self.outcome is FetchOutcome.UNREACHABLE:
-                return UrlVerdict(url, False, None, None, unreachable_reason(self.reason), self)
-            return UrlVerdict(url, True, None, None, f"no robots.txt ({self.reason})", self)
-        verdict = self.rules.explain(canonicalize_url(url), token)
-        if not verdict.line:
-            return UrlVerdict(url, verdict.allowed, None, None, "no matching rule", self)
-        rule = self.texts.get(verdict.line, verdict.rule or "")
-        why = f"line {verdict.line}: {rule}"
-        return UrlVerdict(url, verdict.allowed, verdict.line, rule, why, self)
+                why = unreachable_reason(self.reason)
+                return UrlVerdict(url, False, None, None, why, self, preferences)
+            why = f"no robots.txt ({self.reason})"
+            return UrlVerdict(url, True, None, None, why, self, preferences)
+        canonical = canonicalize_url(url)
+        verdict = self.rules.explain(canonical, token)
+        line, rule, why = None, None, "no matching rule"
+        if verdict.line:
+            line, rule = verdict.line, self.texts.get(verdict.line, verdict.rule or "")
+            why = f"line {line}: {rule}"
+        if verdict.allowed and self.rules.has_usage:
+            found = self.rules.usage(canonical, token)
+            for category in USAGE_CATEGORIES:
+                if category in found:
+                    preferences[category] = UsagePreference.of_rule(
+                        found[category], self.robots_url
+                    )
+        for category in usage:
+            refused = preferences[category]
+            if refused is not None and not refused.allowed:
+                # The wording of ``googlerobots check --usage``.
+                _, why = usage_verdict(self.rules, self.texts, canonical, token, category)
+                rule = self.texts.get(refused.line, refused.rule)
+                return UrlVerdict(url, False, refused.line, rule, why, self, preferences)
+        return UrlVerdict(url, verdict.allowed, line, rule, why, self, preferences)
 
     def describe(self) -> str:
         """One line: where robots.txt was read, what it means, the crawl delay."""
@@ -154,6 +179,17 @@ class UrlVerdict:
     """The deciding line as written (``Disallow: /private/``)."""
     reason: str
     robots: OriginCheck
+    usage: dict[str, UsagePreference | None] = field(default_factory=dict)
+    """The declared AI uses and robots.txt's preferences for the URL, by category: the
+    deciding rule, or None when robots.txt states none for a declared category."""
+
+    @property
+    def usage_text(self) -> str:
+        """``train-ai=y (line 5), search: no preference``; empty without usage to show."""
+        return ", ".join(
+            f"{category}: no preference" if p is None else f"{category}={p.value} (line {p.line})"
+            for category, p in self.usage.items()
+        )
 
 
 class _RobotsCheck:
@@ -260,6 +296,8 @@ class Command(ScrapyCommand):
             "middlewares), read it the way Google does and print, per URL, ALLOWED or "
             "DISALLOWED with the deciding line, the product token and the crawl delay "
             "the settings apply (ROBOTSTXT_CRAWL_DELAY, ROBOTSTXT_CRAWL_DELAY_MAX). "
+            "With --usage CATEGORY (or ROBOTSTXT_USAGE), a URL whose robots.txt says no to "
+            "that AI use is DISALLOWED, with its Content-Usage / Content-Signal line. "
             "Exit status: 0 all allowed, 1 any disallowed, 2 usage error or no check."
         )
 
@@ -267,6 +305,16 @@ class Command(ScrapyCommand):
         super().add_options(parser)
         parser.add_argument(
             "--json", action="store_true", help="print one JSON document (for scripts)"
+        )
+        parser.add_argument(
+            "--usage",
+            metavar="CATEGORY",
+            action="append",
+            help=(
+                "an AI use the crawl collects content for (train-ai, ai-use, search, or "
+                "ai-train, ai-input); a URL whose robots.txt says no to it is DISALLOWED. "
+                "Repeat or separate with commas; replaces ROBOTSTXT_USAGE"
+            ),
         )
 
     def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
@@ -281,6 +329,7 @@ class Command(ScrapyCommand):
         try:
             # Early, for a clear message: a bad setting also stops the middleware.
             RobotsConfig.from_settings(self.settings)
+            usage = None if opts.usage is None else declared_use(",".join(opts.usage), "--usage")
         except ValueError as exc:
             raise UsageError(str(exc), print_help=False) from None
         origins = list(dict.fromkeys(origin for _, origin in targets))
@@ -310,14 +359,16 @@ class Command(ScrapyCommand):
                 "do not check robots.txt",
                 file=sys.stderr,
             )
+        declared = (usage, "--usage") if usage is not None else (config.usage, "ROBOTSTXT_USAGE")
         robots = {
             o: OriginCheck.of(r, o, token, config) for o, r in zip(origins, results, strict=True)
         }
-        verdicts = [robots[origin].verdict(url, token) for url, origin in targets]
+        verdicts = [robots[origin].verdict(url, token, declared[0]) for url, origin in targets]
         if opts.json:
-            output = json.dumps(_document(agent, setting, token, verdicts), indent=2) + "\n"
+            document = _document(agent, setting, token, verdicts, declared[0])
+            output = json.dumps(document, indent=2) + "\n"
         else:
-            output = _text(agent, setting, token, verdicts)
+            output = _text(agent, setting, token, verdicts, declared)
         _write(output)
         self.exitcode = 0 if all(v.allowed for v in verdicts) else 1
 
@@ -332,9 +383,17 @@ def _write(output: str) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
-def _text(agent: str, setting: str, token: str, verdicts: list[UrlVerdict]) -> str:
+def _text(
+    agent: str,
+    setting: str,
+    token: str,
+    verdicts: list[UrlVerdict],
+    declared: tuple[tuple[str, ...], str] = ((), ""),
+) -> str:
     """One line per origin's robots.txt, its URLs under it (in argument order)."""
     lines = [f"product token: {token} (from {setting} = {agent!r})"]
+    if declared[0]:
+        lines.append(f"declared AI use: {', '.join(declared[0])} (from {declared[1]})")
     by_robots: dict[str, list[UrlVerdict]] = {}
     for verdict in verdicts:
         by_robots.setdefault(verdict.robots.robots_url, []).append(verdict)
@@ -342,18 +401,24 @@ def _text(agent: str, setting: str, token: str, verdicts: list[UrlVerdict]) -> s
         lines.append(group[0].robots.describe())
         for verdict in group:
             word = "ALLOWED" if verdict.allowed else "DISALLOWED"
-            lines.append(f"  {word:<11} {verdict.url}  {verdict.reason}")
+            usage = f"; usage: {verdict.usage_text}" if verdict.allowed and verdict.usage else ""
+            lines.append(f"  {word:<11} {verdict.url}  {verdict.reason}{usage}")
     return "\n".join(lines) + "\n"
 
 
 def _document(
-    agent: str, setting: str, token: str, verdicts: list[UrlVerdict]
+    agent: str,
+    setting: str,
+    token: str,
+    verdicts: list[UrlVerdict],
+    declared: tuple[str, ...] = (),
 ) -> dict[str, object]:
     """The ``--json`` document: the agent, then one entry per URL in argument order."""
     return {
         "user_agent": agent,
         "user_agent_setting": setting,
         "token": token,
+        "declared_use": list(declared),
         "all_allowed": all(v.allowed for v in verdicts),
         "urls": [
             {
@@ -363,6 +428,16 @@ def _document(
                 "rule": v.rule,
                 "reason": v.reason,
                 "token": token,
+                "usage": {
+                    category: None
+                    if p is None
+                    else {
+                        "allowed": p.allowed,
+                        "line": p.line,
+                        "rule": v.robots.texts.get(p.line, p.rule),
+                    }
+                    for category, p in v.usage.items()
+                },
                 "crawl_delay": v.robots.crawl_delay,
                 "crawl_delay_applied": v.robots.applied_delay,
                 "robots_txt": {

@@ -5,16 +5,22 @@ the crawler or engine a caller handed us: those may be test doubles
 (``MagicMock`` answers every ``getattr`` with a truthy object), and a drop-in
 middleware must behave under the doubles other people's tests build.
 
-:func:`engine_is_closing` is the one place that reads Scrapy internals: there
-is no public signal for "the spider has begun closing" (``spider_closed`` comes
-only after in-progress downloads have finished), and it checks what it reads
-by type.
+Scrapy has no public signal for "the spider has begun closing"
+(``spider_closed`` comes only after in-progress downloads have finished and
+the scheduler has closed). Two functions stand in for it, and they are the
+only places that read Scrapy internals, checking what they read by type:
+:func:`engine_is_closing` (polled while requests wait) and
+:func:`call_before_scheduler_close` (the last moment requests can still go to
+the scheduler; it reaches the scheduler through the public
+``engine.scheduler`` from Scrapy 2.19, through the engine's slot before).
 """
 
 from __future__ import annotations
 
 import inspect
+import logging
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import scrapy
@@ -35,6 +41,8 @@ __all__ = [
     "PROCESS_REQUEST_IS_COROUTINE",
     "REQUEST_SCHEDULED_CAN_DROP",
     "SCRAPY_VERSION",
+    "call_before_scheduler_close",
+    "crawler_engine",
     "downloader_slot",
     "engine_download",
     "engine_is_closing",
@@ -43,6 +51,9 @@ __all__ = [
     "limit_slot_jitter",
     "slot_jitter",
 ]
+
+
+logger = logging.getLogger(__name__)
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -128,6 +139,58 @@ def engine_is_closing(engine: Any) -> bool:
         return False
     slot = attributes.get("_slot", attributes.get("slot"))
     return isinstance(getattr(slot, "closing", None), Deferred)
+
+
+def crawler_engine(crawler: Any) -> ExecutionEngine | None:
+    """``crawler``'s engine when it is a real Scrapy engine; None before it exists, or a double."""
+    try:
+        engine = crawler.engine
+    except (AttributeError, RuntimeError):  # Scrapy 2.19 raises before the crawl starts
+        return None
+    return engine if isinstance(engine, ExecutionEngine) else None
+
+
+def _engine_scheduler(engine: ExecutionEngine) -> Any:
+    """The scheduler of ``engine``'s open spider, or None."""
+    if isinstance(getattr(type(engine), "scheduler", None), property):
+        return engine.scheduler  # public from Scrapy 2.19
+    # Before 2.19 the scheduler hangs off the engine's slot: the public
+    # ``slot`` up to 2.12, ``_slot`` from 2.13 (no public way to reach it).
+    attributes = vars(engine)
+    slot = attributes.get("slot", attributes.get("_slot"))
+    return getattr(slot, "scheduler", None)
+
+
+def call_before_scheduler_close(engine: Any, callback: Callable[[], None]) -> bool:
+    """Run ``callback`` when ``engine`` is about to close its scheduler; False if it cannot.
+
+    Scrapy sends no signal when a spider begins closing, and ``spider_closed``
+    comes after the scheduler has closed (a ``JOBDIR`` queue is written, a
+    scrapy-redis queue flushed unless persisted). The last moment at which
+    requests can still go to the scheduler, on every supported Scrapy, is
+    the engine's call to ``scheduler.close(reason)``: this wraps that method
+    on the scheduler instance (a test double's engine is left alone). An
+    error in ``callback`` is logged; the scheduler closes regardless.
+    """
+    if not isinstance(engine, ExecutionEngine):
+        return False
+    scheduler = _engine_scheduler(engine)
+    close = getattr(scheduler, "close", None)
+    if scheduler is None or not callable(close):
+        return False
+
+    def closing(*args: Any, **kwargs: Any) -> Any:
+        try:
+            callback()
+        except Exception:
+            logger.exception("Error while handing over the requests waiting for robots.txt")
+        return close(*args, **kwargs)
+
+    try:
+        scheduler.close = closing
+    except (AttributeError, TypeError):  # __slots__, a read-only attribute
+        return False
+    return True
 
 
 def downloader_slot(engine: Any, key: object) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.origin import origin_of
@@ -40,6 +40,12 @@ class CrawlSummary:
     """Requests forbidden, per (origin, line) (at most :data:`MAX_COUNTED_RULES` of them)."""
     rules: dict[tuple[str, int], tuple[str, str]] = field(default_factory=dict)
     """(origin, line) -> (robots.txt URL, rule as written), for the rules counted."""
+    declared_use: tuple[str, ...] = ()
+    """``ROBOTSTXT_USAGE``: the categories the crawl declares (IETF names)."""
+    usage_forbidden_by: Counter[tuple[str, int, str]] = field(default_factory=Counter)
+    """Requests refused by a robots.txt usage rule, per (origin, line, category)."""
+    usage_rules: dict[tuple[str, int, str], tuple[str, str]] = field(default_factory=dict)
+    """(origin, line, category) -> (robots.txt URL, rule as Google reads it)."""
 
     @staticmethod
     def answer_of(result: FetchResult) -> str:
@@ -67,13 +73,7 @@ class CrawlSummary:
 
     def count_forbidden(self, key: tuple[str, int]) -> bool:
         """Count one request forbidden by ``key``'s rule; False when the rule is not named yet."""
-        counts = self.forbidden_by
-        if key in counts:
-            counts[key] += 1
-            return True
-        if len(counts) < MAX_COUNTED_RULES:
-            counts[key] = 1
-        return False
+        return _count(self.forbidden_by, key)
 
     def name_rule(self, key: tuple[str, int], robots_url: str, rule: str | None) -> None:
         if key in self.forbidden_by:
@@ -81,11 +81,16 @@ class CrawlSummary:
 
     def top_rules(self, count: int = 10) -> list[tuple[ForbiddingRule, int]]:
         """The ``count`` rules that forbade the most requests."""
-        top = []
-        for key, n in self.forbidden_by.most_common(count):
-            robots_url, rule = self.rules.get(key, (f"{key[0]}/robots.txt", "?"))
-            top.append((ForbiddingRule(robots_url, key[1], rule), n))
-        return top
+        return _top(self.forbidden_by, self.rules, count)
+
+    def count_usage_forbidden(self, key: tuple[str, int, str], robots_url: str, rule: str) -> None:
+        """Count one request refused by the usage rule ``key`` (``rule`` as Google reads it)."""
+        if not _count(self.usage_forbidden_by, key) and key in self.usage_forbidden_by:
+            self.usage_rules[key] = (robots_url, rule)
+
+    def top_usage_rules(self, count: int = 10) -> list[tuple[ForbiddingRule, int]]:
+        """The ``count`` usage rules that refused the most requests."""
+        return _top(self.usage_forbidden_by, self.usage_rules, count)
 
     def render(self, stats: dict[str, object]) -> str:
         """The INFO block: a few lines, whatever the number of origins."""
@@ -107,4 +112,54 @@ class CrawlSummary:
                 f"    {count:>6}  {rule.robots_url} line {rule.line}: Disallow: {rule.rule}"
                 for rule, count in top
             ]
+        lines += self._render_usage(stats)
         return "\n".join(lines)
+
+    def _render_usage(self, stats: dict[str, object]) -> list[str]:
+        """The usage preferences lines: only when the crawl declares a use or met preferences."""
+
+        def total(prefix: str) -> int:
+            return sum(
+                value
+                for key, value in stats.items()
+                if key.startswith(prefix) and isinstance(value, int)
+            )
+
+        refused = total("robotstxt/usage/forbidden/")
+        dropped = total("robotstxt/usage/header_forbidden/")
+        carried = total("robotstxt/usage/responses")
+        if not (self.declared_use or refused or dropped or carried):
+            return []
+        declared = ", ".join(self.declared_use) or "none"
+        lines = [
+            f"  usage preferences (declared use: {declared}): {refused} forbidden by robots.txt, "
+            f"{dropped} dropped by their Content-Usage header, {carried} responses with preferences"
+        ]
+        top = self.top_usage_rules()
+        if top:
+            lines.append("  usage rules that forbade the most requests:")
+            lines += [
+                f"    {count:>6}  {rule.robots_url} line {rule.line}: {rule.rule}"
+                for rule, count in top
+            ]
+        return lines
+
+
+def _count(counts: Counter[Any], key: Any) -> bool:
+    """Count one more for ``key``; False when it was not counted before (to be named)."""
+    if key in counts:
+        counts[key] += 1
+        return True
+    if len(counts) < MAX_COUNTED_RULES:
+        counts[key] = 1
+    return False
+
+
+def _top(
+    counts: Counter[Any], names: dict[Any, tuple[str, str]], count: int
+) -> list[tuple[ForbiddingRule, int]]:
+    top = []
+    for key, n in counts.most_common(count):
+        robots_url, rule = names.get(key, (f"{key[0]}/robots.txt", "?"))
+        top.append((ForbiddingRule(robots_url, key[1], rule), n))
+    return top

@@ -29,6 +29,7 @@ from scrapy_googlerobots.integration.origin_state import (
     OriginState,
     Parked,
 )
+from scrapy_googlerobots.integration.parked_records import NO_RECORDS, Records
 from scrapy_googlerobots.integration.timers import Timer, fire
 from scrapy_googlerobots.policy.decision import Action, decide
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
@@ -81,6 +82,8 @@ class WaitingRoom:
         # Called when the first origin with something pending (wait, fetch, timer) appears.
         self.active = active
         self.fetches: FetchCoordinator | None = None
+        # Parked requests kept in the shared store too (none without one).
+        self.records: Records = NO_RECORDS
         self.closing = False
         self._states: dict[str, OriginState] = {}
 
@@ -96,14 +99,24 @@ class WaitingRoom:
     # -- parking -------------------------------------------------------------
 
     def park(
-        self, ref: OriginRef, request: Request, record: PolicyRecord | None, now: float
+        self,
+        ref: OriginRef,
+        request: Request,
+        record: PolicyRecord | None,
+        now: float,
+        *,
+        rid: str | None = None,
     ) -> None:
-        """Keep ``request`` here until its origin's robots.txt answers (or its wait runs out)."""
+        """Keep ``request`` here until its origin's robots.txt answers (or its wait runs out).
+
+        ``rid``: the request is recorded in the shared store already (adopted).
+        """
         state = self.state(ref)
         since = request.meta.setdefault(WAITING_SINCE_META, now)
-        entry = Parked(request, since + self.config.unreachable_max_wait)
+        entry = Parked(request, since + self.config.unreachable_max_wait, rid=rid)
         state.parked.append(entry)
         self.reporter.parked()
+        self.records.record(entry)
         if record is not None and record.outcome is FetchOutcome.UNREACHABLE:
             self._mark_deferred(entry)
         if state.trigger is None:
@@ -202,7 +215,7 @@ class WaitingRoom:
         now = self.clock()
         expired = [entry for entry in state.parked if entry.deadline <= now]
         state.parked = deque(entry for entry in state.parked if entry.deadline > now)
-        for entry in expired:
+        for entry in self.records.forget(expired):
             request = entry.request
             waited = now - request.meta.pop(WAITING_SINCE_META, now)
             request.meta[DROP_META] = (
@@ -252,7 +265,7 @@ class WaitingRoom:
             state.expiry_timer = None
         released = 0
         good = record is not None and record.outcome is not FetchOutcome.UNREACHABLE
-        for entry in parked:
+        for entry in self.records.forget(list(parked)):
             meta = entry.request.meta
             meta.pop(WAITING_SINCE_META, None)
             if good:
@@ -361,28 +374,24 @@ class WaitingRoom:
 
     # -- the close -----------------------------------------------------------------
 
-    def shutdown(self, *, keep_parked: bool) -> int:
-        """The spider is closing: cancel timers, end inline waits, drop parked requests.
+    def shutdown(self) -> list[tuple[str, Parked]]:
+        """The spider is closing: cancel timers, end inline waits, hand over the parked requests.
 
-        Parked requests get their errback here, once, unless ``keep_parked``
-        (``JOBDIR``: the journal saves them at ``spider_closed``). Returns how
-        many were dropped.
+        Returns every parked request with its origin key, taken out of the
+        room: the caller keeps them where the crawl goes on (the shared store,
+        a persisting scheduler) or drops them with their errback.
         """
         self.closing = True
-        dropped = 0
+        taken: list[tuple[str, Parked]] = []
         for state in list(self._states.values()):
             state.cancel_timers()
-            if not keep_parked:
-                parked, state.parked = state.parked, deque()
-                reason = f"robots.txt of {state.key} not known yet: the spider is closing"
-                for entry in parked:
-                    self.reporter.errback_dropped(entry.request, reason, state.key)
-                dropped += len(parked)
+            parked, state.parked = state.parked, deque()
+            taken += [(state.key, entry) for entry in parked]
             waiters, state.waiters = state.waiters, []
             for waiter in waiters:
                 fire(waiter)
             self._forget_if_idle(state)
-        return dropped
+        return taken
 
 
 def disallow_message(ref: OriginRef) -> str:

@@ -103,7 +103,8 @@ class Policy:
 
     :meth:`decide` gives the deciding line of a path: signed (negative when
     the rule disallows), 0 when no rule matched. Immutable once built, apart
-    from lazily built helpers that racing threads build alike.
+    from lazily built helpers that racing threads build alike. ``index_htm``
+    applies Google's "allow /a/index.html also allows /a/" (allow rules only).
     """
 
     __slots__ = (
@@ -118,7 +119,9 @@ class Policy:
         "no_rules",
     )
 
-    def __init__(self, lines: Sequence[int], values: Sequence[bytes]) -> None:
+    def __init__(
+        self, lines: Sequence[int], values: Sequence[bytes], *, index_htm: bool = True
+    ) -> None:
         self.no_rules = not values
         joined = b"\n".join(values)
         patterns: Sequence[bytes] = values
@@ -136,7 +139,7 @@ class Policy:
         if _STAR in joined or _DOLLAR in joined:
             for pattern in [p for p in table if _STAR in p or p[-1:] == b"$"]:
                 special.append((pattern, table.pop(pattern)))
-        if b"/index.htm" in joined:
+        if index_htm and b"/index.htm" in joined:
             # Google-specific: "allow: /a/index.html" also allows the directory
             # "/a/" itself, as "/a/$" would (with that pattern's priority).
             for line, pattern in zip(lines, patterns, strict=True):

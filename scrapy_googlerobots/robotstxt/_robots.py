@@ -18,6 +18,8 @@ from ._lines import (
 )
 from ._match import HTTP_AUTHORITY, path_params_query
 from ._policy import Policy
+from ._usage import USAGE_DIRECTIVES as _USAGE_DIRECTIVES
+from ._usage import UsageRule, parse_usage_line
 
 __all__ = ["GOOGLE_MAX_SIZE", "RequestRate", "RobotsTxt", "Verdict", "parse", "product_token"]
 
@@ -57,7 +59,8 @@ _TOKEN_BYTES = re.compile(rb"[A-Za-z_-]*")
 _CRAWL_DELAY_KEY = b"crawl-delay"
 _REQUEST_RATE_KEY = b"request-rate"
 # What the keys parse() cares for can start with: user-agent, allow, disallow
-# (and its typos), sitemap, crawl-delay, request-rate.
+# (and its typos), sitemap, crawl-delay, request-rate, content-usage,
+# content-signal.
 _KEY_STARTS = frozenset(b"uUaAdDsScCrR")
 _CRAWL_DELAY = re.compile(rb"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")
 # "n/T" with an optional unit (s, m, h, d; seconds by default), optionally
@@ -66,6 +69,7 @@ _REQUEST_RATE = re.compile(
     rb"([0-9]+)[ \t]*/[ \t]*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)[ \t]*([smhdSMHD]?)(?:[ \t]+[ -~]*)?"
 )
 _UNIT_SECONDS = {b"": 1, b"s": 1, b"m": 60, b"h": 3600, b"d": 86400}
+_USAGE_KEY_LENGTHS = frozenset(len(key) for key in _USAGE_DIRECTIVES)
 
 
 def product_token(value: str) -> str:
@@ -124,6 +128,22 @@ class RobotsTxt:
         return (
             f"<RobotsTxt groups={len(self._groups)} rules={rules} sitemaps={len(self._sitemaps)}>"
         )
+
+    @property
+    def has_usage(self) -> bool:
+        """Whether any group holds a ``Content-Usage`` / ``Content-Signal`` rule
+        that gives a category a value (when False, :meth:`usage` is always ``{}``)."""
+        return False
+
+    def usage(self, url: str, user_agent: UserAgent) -> dict[str, UsageRule]:
+        """The AI usage preferences for ``url``: IETF category -> the rule that decides it.
+
+        The rules are those of the group(s) Google's rules choose for
+        ``user_agent``; per category the rule whose path matches longest
+        decides ("no" on a tie). A category without a matching rule is absent
+        (unknown). A URL that ``user_agent`` may not fetch has none: ``{}``.
+        """
+        return {}
 
     @property
     def sitemaps(self) -> list[str]:
@@ -337,6 +357,10 @@ def parse(body: bytes | str, *, max_size: int | None = None) -> RobotsTxt:
             builder.crawl_delay(value)
         elif len(key) == len(_REQUEST_RATE_KEY) and key.lower() == _REQUEST_RATE_KEY:
             builder.request_rate(value)
+        elif len(key) in _USAGE_KEY_LENGTHS:
+            directive = _USAGE_DIRECTIVES.get(key.lower())
+            if directive is not None:
+                builder.usage(number, directive, value)
     return builder.build()
 
 
@@ -349,7 +373,7 @@ _SITEMAP = LineKind.SITEMAP
 class _Builder:
     """Groups the directives the way the reference's matcher state machine does."""
 
-    __slots__ = ("group", "group_has_rules", "groups", "sitemaps", "tokens")
+    __slots__ = ("group", "group_has_rules", "groups", "sitemaps", "tokens", "usage_lines")
 
     def __init__(self) -> None:
         self.groups: list[_Group] = []
@@ -358,6 +382,8 @@ class _Builder:
         self.sitemaps: list[str] = []
         # Product token ("*": the global agent) -> indexes of the groups naming it.
         self.tokens: dict[str, list[int]] = {}
+        # (group index, line number, directive, value) of each usage line in a group.
+        self.usage_lines: list[tuple[int, int, str, bytes]] | None = None
 
     def user_agent(self, value: bytes) -> None:
         group = self.group
@@ -407,9 +433,118 @@ class _Builder:
         if group.request_rate is None or rate.delay > group.request_rate.delay:
             group.request_rate = rate
 
+    def usage(self, number: int, directive: str, value: bytes) -> None:
+        # Like Crawl-delay: part of the current group, not ending its run of
+        # user-agent lines (Google ignores the line); before any group, ignored.
+        if self.group is None:
+            return
+        if self.usage_lines is None:
+            self.usage_lines = []
+        self.usage_lines.append((len(self.groups) - 1, number, directive, value))
+
     def build(self) -> RobotsTxt:
         for group in self.groups:  # freeze: compact and immutable from here on
             group.tokens = frozenset(group.tokens)
             group.values = tuple(group.values)
         tokens = {token: tuple(indexes) for token, indexes in self.tokens.items()}
+        if self.usage_lines is not None:
+            rules = _usage_rules(self.usage_lines)
+            if rules:
+                return _UsageRobotsTxt(self.groups, self.sitemaps, tokens, rules)
         return RobotsTxt(self.groups, self.sitemaps, tokens)
+
+
+# A usage rule as filed by group: (signed line: positive for "no", so that it
+# wins a tie as an allow rule does in a Policy; the pattern to match; the rule).
+_FiledUsage = tuple[int, bytes, UsageRule]
+
+
+def _usage_rules(lines: list[tuple[int, int, str, bytes]]) -> dict[int, list[_FiledUsage]]:
+    """Group index -> its usage rules, one per category a line gives a value."""
+    by_group: dict[int, list[_FiledUsage]] = {}
+    for index, number, directive, value in lines:
+        parsed = parse_usage_line(directive, value)
+        # A pathless rule applies to every path with the length of "/" (and
+        # every path starts with "/"): it is the pattern "/".
+        pattern = parsed.path or b"/"
+        path = parsed.path.decode("utf-8", "replace")
+        for category, allowed in parsed.values.items():
+            rule = UsageRule(category, allowed, number, directive, path)
+            filed = by_group.setdefault(index, [])
+            filed.append((-number if allowed else number, pattern, rule))
+    return by_group
+
+
+# A category's compiled rules and its rules by line number.
+_UsagePolicy = tuple[Policy, dict[int, UsageRule]]
+
+
+class _UsageRobotsTxt(RobotsTxt):
+    """A :class:`RobotsTxt` whose groups hold usage rules (a file without any
+    is a plain RobotsTxt and pays nothing for them)."""
+
+    __slots__ = ("_usage_by_agent", "_usage_by_groups", "_usage_rules")
+
+    def __init__(
+        self,
+        groups: list[_Group],
+        sitemaps: list[str],
+        tokens: dict[str, tuple[int, ...]],
+        usage_rules: dict[int, list[_FiledUsage]],
+    ) -> None:
+        super().__init__(groups, sitemaps, tokens)
+        self._usage_rules = usage_rules
+        # Indexes of the applicable groups -> category -> (policy, rules by
+        # line); and the same by user agent, as _policies is.
+        self._usage_by_groups: dict[tuple[int, ...], dict[str, _UsagePolicy]] = {}
+        self._usage_by_agent: dict[object, dict[str, _UsagePolicy]] = {}
+
+    @property
+    def has_usage(self) -> bool:
+        return True
+
+    def usage(self, url: str, user_agent: UserAgent) -> dict[str, UsageRule]:
+        try:
+            policies = self._usage_by_agent[user_agent]
+        except (KeyError, TypeError):  # not seen yet, or a list of agents
+            policies = self._usage_for(user_agent)
+        if not policies:
+            return {}
+        path = self._path_of(url)
+        allow = self._policy(user_agent)
+        if not allow.no_rules and allow.decide(path) < 0:
+            return {}  # not fetched at all
+        found: dict[str, UsageRule] = {}
+        for category, (policy, rules) in policies.items():
+            line = policy.decide(path)
+            if line:
+                found[category] = rules[abs(line)]
+        return found
+
+    def _usage_for(self, user_agent: UserAgent) -> dict[str, _UsagePolicy]:
+        key: object = user_agent if isinstance(user_agent, str) else tuple(user_agent)
+        chosen = self._chosen(key)  # type: ignore[arg-type]
+        policies = self._usage_by_groups.get(chosen)
+        if policies is None:
+            policies = self._usage_policies(chosen)
+        if len(self._usage_by_agent) >= 64:  # bounded: callers may pass many agents
+            self._usage_by_agent.clear()
+        self._usage_by_agent[key] = policies
+        return policies
+
+    def _usage_policies(self, chosen: tuple[int, ...]) -> dict[str, _UsagePolicy]:
+        by_category: dict[str, tuple[array[int], list[bytes], dict[int, UsageRule]]] = {}
+        for index in chosen:
+            for signed, pattern, rule in self._usage_rules.get(index, ()):
+                lines, patterns, rules = by_category.setdefault(rule.category, (array("q"), [], {}))
+                lines.append(signed)
+                patterns.append(pattern)
+                rules[rule.line] = rule
+        policies = {
+            category: (Policy(lines, patterns, index_htm=False), rules)
+            for category, (lines, patterns, rules) in by_category.items()
+        }
+        if len(self._usage_by_groups) >= 64:  # bounded, as the allow/disallow policies
+            self._usage_by_groups.clear()
+        self._usage_by_groups[chosen] = policies
+        return policies

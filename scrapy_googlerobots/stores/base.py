@@ -7,11 +7,12 @@ protocol, so the middleware never knows which one it has.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from scrapy_googlerobots.policy.record import PolicyRecord
 
-__all__ = ["PolicyStore"]
+__all__ = ["ParkedStore", "PolicyStore"]
 
 
 @runtime_checkable
@@ -37,3 +38,32 @@ class PolicyStore(Protocol):
 
     def close(self) -> None:
         """Release resources; the store is not used afterwards."""
+
+
+@runtime_checkable
+class ParkedStore(Protocol):
+    """Where a worker keeps the requests it has parked, so that they outlive it.
+
+    Implemented by the stores shared between processes (SQLite, Redis), next
+    to :class:`PolicyStore`. Records are grouped by ``scope`` (the spider's
+    name) and owned by the process that wrote them; the owner holds a lease
+    (``ttl`` seconds, renewed by :meth:`renew_parked_lease`) on all of them
+    at once. Once the lease lapses (the owner died) or is released (the owner
+    stopped), another process takes them over with :meth:`adopt_parked`,
+    atomically: two adopters never both get a record.
+    """
+
+    def keep_parked(self, scope: str, rid: str, data: bytes, ttl: float) -> None:
+        """Record ``data`` (a serialized request) as ``rid``, owned by this process."""
+
+    def forget_parked(self, scope: str, rids: Sequence[str]) -> list[str]:
+        """Delete our records ``rids``; return those that were still ours (not adopted)."""
+
+    def renew_parked_lease(self, scope: str, ttl: float) -> None:
+        """This process is alive: its records are not to be adopted for ``ttl`` seconds."""
+
+    def release_parked_lease(self, scope: str) -> None:
+        """This process stops: its records, if any are left, may be adopted at once."""
+
+    def adopt_parked(self, scope: str, ttl: float) -> list[tuple[str, bytes]]:
+        """Renew our lease and take over the records of every owner whose lease is gone."""

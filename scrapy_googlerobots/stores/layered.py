@@ -20,12 +20,12 @@ import dataclasses
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.record import PolicyRecord
-from scrapy_googlerobots.stores.base import PolicyStore
+from scrapy_googlerobots.stores.base import ParkedStore, PolicyStore
 from scrapy_googlerobots.stores.memory import MemoryPolicyStore
 
 __all__ = [
@@ -106,6 +106,7 @@ class LayeredPolicyStore:
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.shared = shared
+        self._parked = shared if isinstance(shared, ParkedStore) else None
         self.description = description
         self.local = local if local is not None else MemoryPolicyStore(max_size=local_size)
         self.local_ttl = local_ttl
@@ -186,6 +187,52 @@ class LayeredPolicyStore:
     def release_fetch_lease(self, origin: str) -> None:
         if self._shared_usable(self._monotonic()):
             self._call("release_fetch_lease", self.shared.release_fetch_lease, origin)
+
+    # -- ParkedStore, when the shared store is one -------------------------
+
+    @property
+    def parked(self) -> ParkedStore | None:
+        """The shared store's side for parked requests, if it has one."""
+        return self._parked
+
+    def keep_parked(self, scope: str, rid: str, data: bytes, ttl: float) -> bool:
+        """Record a parked request; False when the store cannot (it stays local only)."""
+        parked = self.parked
+        if parked is None or not self._shared_usable(self._monotonic()):
+            return False
+        ok, _ = self._call("keep_parked", parked.keep_parked, scope, rid, data, ttl)
+        return ok
+
+    def forget_parked(self, scope: str, rids: Sequence[str]) -> list[str] | None:
+        """Delete our records; the ids still ours, or None when the store cannot tell."""
+        parked = self.parked
+        if parked is None or not rids:
+            return list(rids)
+        if not self._shared_usable(self._monotonic()):
+            return None
+        ok, ours = self._call("forget_parked", parked.forget_parked, scope, rids)
+        return ours if ok else None
+
+    def renew_parked_lease(self, scope: str, ttl: float) -> bool:
+        parked = self.parked
+        if parked is None or not self._shared_usable(self._monotonic()):
+            return False
+        ok, _ = self._call("renew_parked_lease", parked.renew_parked_lease, scope, ttl)
+        return ok
+
+    def release_parked_lease(self, scope: str) -> bool:
+        parked = self.parked
+        if parked is None or not self._shared_usable(self._monotonic()):
+            return False
+        ok, _ = self._call("release_parked_lease", parked.release_parked_lease, scope)
+        return ok
+
+    def adopt_parked(self, scope: str, ttl: float) -> list[tuple[str, bytes]]:
+        parked = self.parked
+        if parked is None or not self._shared_usable(self._monotonic()):
+            return []
+        ok, taken = self._call("adopt_parked", parked.adopt_parked, scope, ttl)
+        return taken or [] if ok else []
 
     def close(self) -> None:
         try:

@@ -13,6 +13,16 @@ by one Lua script that also lets the holder renew its own lease, and released
 by a script that deletes the key only if it still holds our token — a holder
 whose lease expired and was taken over can never delete its successor's.
 
+Parked requests (:class:`~scrapy_googlerobots.stores.base.ParkedStore`), per
+scope (the spider's name): ``<prefix>parked:<scope>:requests:<owner>`` is a
+hash of one owner's records (request id -> serialized request),
+``<prefix>parked:<scope>:owner:<owner>`` the owner's lease (a key with a
+TTL, renewed while it lives), ``<prefix>parked:<scope>:owners`` the set of
+owners with records. Adoption is one Lua script (Redis runs scripts one at a
+time): it moves the records of every owner whose lease key is gone into the
+adopter's hash, so two adopters can never both take a record. The scripts
+build key names at run time: one Redis server, not Redis Cluster.
+
 Every call is bounded by ``timeout`` (connect and socket timeouts, no retries):
 a dead or hung Redis costs one bounded call, and the layered store in front
 takes it out of the path.
@@ -26,7 +36,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -49,6 +59,36 @@ return 0
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
     return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+# KEYS[1] owners set, KEYS[2] our hash, KEYS[3] our lease; ARGV[1] our token,
+# ARGV[2] lease ms, ARGV[3] lease key prefix, ARGV[4] hash key prefix.
+_ADOPT = """
+redis.call('SET', KEYS[3], '1', 'PX', ARGV[2])
+local taken = {}
+for _, owner in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+    if owner ~= ARGV[1] and redis.call('EXISTS', ARGV[3] .. owner) == 0 then
+        local entries = redis.call('HGETALL', ARGV[4] .. owner)
+        for i = 1, #entries, 2 do
+            redis.call('HSET', KEYS[2], entries[i], entries[i + 1])
+            taken[#taken + 1] = entries[i]
+            taken[#taken + 1] = entries[i + 1]
+        end
+        redis.call('DEL', ARGV[4] .. owner)
+        redis.call('SREM', KEYS[1], owner)
+    end
+end
+if #taken > 0 then
+    redis.call('SADD', KEYS[1], ARGV[1])
+end
+return taken
+"""
+# KEYS[1] owners set, KEYS[2] our hash, KEYS[3] our lease; ARGV[1] our token.
+_RELEASE_PARKED = """
+redis.call('DEL', KEYS[3])
+if redis.call('HLEN', KEYS[2]) == 0 then
+    redis.call('SREM', KEYS[1], ARGV[1])
 end
 return 0
 """
@@ -130,6 +170,8 @@ class RedisPolicyStore:
         self._holder = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex}".encode()
         self._acquire = client.register_script(_ACQUIRE)
         self._release = client.register_script(_RELEASE)
+        self._adopt = client.register_script(_ADOPT)
+        self._release_parked = client.register_script(_RELEASE_PARKED)
 
     @classmethod
     def from_url(cls, url: str, *, timeout: float = 1.0, **kwargs: Any) -> RedisPolicyStore:
@@ -171,6 +213,47 @@ class RedisPolicyStore:
 
     def release_fetch_lease(self, origin: str) -> None:
         self._release(keys=[self._lease_key(origin)], args=[self._holder])
+
+    # -- ParkedStore -------------------------------------------------------
+
+    def _parked_keys(self, scope: str) -> tuple[str, str, str]:
+        """(owners set, our records hash, our lease key) of ``scope``."""
+        base = f"{self.prefix}parked:{scope}:"
+        token = self._holder.decode()
+        return f"{base}owners", f"{base}requests:{token}", f"{base}owner:{token}"
+
+    def keep_parked(self, scope: str, rid: str, data: bytes, ttl: float) -> None:
+        owners, records, lease = self._parked_keys(scope)
+        pipe = self.client.pipeline(transaction=True)
+        pipe.set(lease, b"1", px=max(1, math.ceil(ttl * 1000)))
+        pipe.hset(records, rid, data)
+        pipe.sadd(owners, self._holder)
+        pipe.execute()
+
+    def forget_parked(self, scope: str, rids: Sequence[str]) -> list[str]:
+        if not rids:
+            return []
+        _, records, _ = self._parked_keys(scope)
+        pipe = self.client.pipeline(transaction=False)
+        for rid in rids:
+            pipe.hdel(records, rid)
+        return [rid for rid, removed in zip(rids, pipe.execute(), strict=True) if removed]
+
+    def renew_parked_lease(self, scope: str, ttl: float) -> None:
+        _, _, lease = self._parked_keys(scope)
+        self.client.set(lease, b"1", px=max(1, math.ceil(ttl * 1000)))
+
+    def release_parked_lease(self, scope: str) -> None:
+        self._release_parked(keys=list(self._parked_keys(scope)), args=[self._holder])
+
+    def adopt_parked(self, scope: str, ttl: float) -> list[tuple[str, bytes]]:
+        keys = self._parked_keys(scope)
+        base = f"{self.prefix}parked:{scope}:"
+        flat = self._adopt(
+            keys=list(keys),
+            args=[self._holder, max(1, math.ceil(ttl * 1000)), f"{base}owner:", f"{base}requests:"],
+        )
+        return [(flat[i].decode(), bytes(flat[i + 1])) for i in range(0, len(flat), 2)]
 
     def close(self) -> None:
         self.client.close()

@@ -10,6 +10,14 @@ before that are read as they are); leases live in their own table and are taken 
 conditional upsert. A lease whose holder process no longer runs on this host is
 void (a crawl killed mid-fetch and resumed does not wait for its own old leases).
 
+Parked requests (:class:`~scrapy_googlerobots.stores.base.ParkedStore`) live
+in ``robotstxt_parked`` (scope, request id, owner, serialized request) and the
+owners' leases in ``robotstxt_parked_owner``. An owner's records may be
+adopted once its lease row has expired or is gone, or its process no longer
+runs on this host (a ``JOBDIR`` crawl SIGKILLed and restarted adopts its own
+waiting requests at once). Adoption is one ``BEGIN IMMEDIATE`` transaction:
+SQLite lets one writer in at a time, so two adopters never both take a record.
+
 A file that is not a usable database (corrupt, truncated, another format) is
 moved aside as ``<name>.corrupt-<timestamp>``, reported once (WARNING and
 ``robotstxt/store/errors``), and replaced by an empty store.
@@ -22,7 +30,7 @@ import os
 import sqlite3
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
@@ -54,6 +62,24 @@ _SCHEMA = (
         holder TEXT NOT NULL,
         expires_at REAL NOT NULL
     )""",
+    """CREATE TABLE IF NOT EXISTS robotstxt_parked (
+        scope TEXT NOT NULL,
+        rid TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        data BLOB NOT NULL,
+        PRIMARY KEY (scope, rid)
+    )""",
+    "CREATE INDEX IF NOT EXISTS robotstxt_parked_by_owner ON robotstxt_parked (scope, owner)",
+    """CREATE TABLE IF NOT EXISTS robotstxt_parked_owner (
+        scope TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        expires_at REAL NOT NULL,
+        PRIMARY KEY (scope, owner)
+    )""",
+)
+_RENEW_PARKED = (
+    "INSERT INTO robotstxt_parked_owner (scope, owner, expires_at) VALUES (?, ?, ?) "
+    "ON CONFLICT (scope, owner) DO UPDATE SET expires_at = excluded.expires_at"
 )
 _COLUMNS = (
     "outcome, body_blob, status, fetched_at, expires_at, unreachable_since, failures, retry_at"
@@ -182,6 +208,8 @@ class SqlitePolicyStore:
         now = self._clock()
         conn.execute("DELETE FROM robotstxt_policy WHERE keep_until < ?", (now,))
         conn.execute("DELETE FROM robotstxt_lease WHERE expires_at < ?", (now,))
+        # Lapsed owners' leases only: their records wait for an adopter.
+        conn.execute("DELETE FROM robotstxt_parked_owner WHERE expires_at < ?", (now,))
         # Over the size limit: drop the records that stop mattering soonest.
         conn.execute(
             "DELETE FROM robotstxt_policy WHERE origin IN (SELECT origin FROM robotstxt_policy "
@@ -252,6 +280,77 @@ class SqlitePolicyStore:
         self._run(
             "DELETE FROM robotstxt_lease WHERE origin = ? AND holder = ?", (origin, self._holder)
         )
+
+    # -- ParkedStore -------------------------------------------------------
+
+    def keep_parked(self, scope: str, rid: str, data: bytes, ttl: float) -> None:
+        self._run(_RENEW_PARKED, (scope, self._holder, self._clock() + ttl))
+        self._run(
+            "INSERT OR REPLACE INTO robotstxt_parked (scope, rid, owner, data) VALUES (?, ?, ?, ?)",
+            (scope, rid, self._holder, data),
+        )
+
+    def forget_parked(self, scope: str, rids: Sequence[str]) -> list[str]:
+        ours = []
+        for rid in rids:
+            deleted = self._run(
+                "DELETE FROM robotstxt_parked WHERE scope = ? AND rid = ? AND owner = ?",
+                (scope, rid, self._holder),
+            ).rowcount
+            if deleted:
+                ours.append(rid)
+        return ours
+
+    def renew_parked_lease(self, scope: str, ttl: float) -> None:
+        self._run(_RENEW_PARKED, (scope, self._holder, self._clock() + ttl))
+
+    def release_parked_lease(self, scope: str) -> None:
+        self._run(
+            "DELETE FROM robotstxt_parked_owner WHERE scope = ? AND owner = ?",
+            (scope, self._holder),
+        )
+
+    def adopt_parked(self, scope: str, ttl: float) -> list[tuple[str, bytes]]:
+        now = self._clock()
+        self._run("BEGIN IMMEDIATE")
+        try:
+            self._run(_RENEW_PARKED, (scope, self._holder, now + ttl))
+            live = {
+                owner
+                for owner, expires_at in self._run(
+                    "SELECT owner, expires_at FROM robotstxt_parked_owner WHERE scope = ?",
+                    (scope,),
+                ).fetchall()
+                if expires_at > now and _process_alive(owner)
+            }
+            owners = [
+                owner
+                for (owner,) in self._run(
+                    "SELECT DISTINCT owner FROM robotstxt_parked WHERE scope = ?", (scope,)
+                ).fetchall()
+                if owner not in live and owner != self._holder
+            ]
+            taken: list[tuple[str, bytes]] = []
+            for owner in owners:
+                rows = self._run(
+                    "SELECT rid, data FROM robotstxt_parked WHERE scope = ? AND owner = ?",
+                    (scope, owner),
+                ).fetchall()
+                taken += [(rid, bytes(data)) for rid, data in rows]
+                self._run(
+                    "UPDATE robotstxt_parked SET owner = ? WHERE scope = ? AND owner = ?",
+                    (self._holder, scope, owner),
+                )
+                self._run(
+                    "DELETE FROM robotstxt_parked_owner WHERE scope = ? AND owner = ?",
+                    (scope, owner),
+                )
+            self._run("COMMIT")
+        except BaseException:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            raise
+        return taken
 
     def close(self) -> None:
         self._conn.close()

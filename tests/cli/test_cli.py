@@ -370,6 +370,99 @@ async def test_url_endless_body_read_to_the_limit_only(command: list[str], site:
     assert record.body_bytes_sent < 20 * GOOGLE_MAX_SIZE
 
 
+# -- check --usage (issue 20) -------------------------------------------------
+
+USAGE_FIXTURE = Path(__file__).with_name("fixtures") / "usage-both-syntaxes.txt"
+USAGE_URLS = [
+    "https://example.com/",
+    "https://example.com/open-data/set.csv",
+    "https://example.com/blog/post",
+    "https://example.com/private/x",
+]
+
+
+def test_check_usage_both_syntaxes(command: list[str]) -> None:
+    # The closing note's output: a "no" is DISALLOWED with its deciding line.
+    result = run(
+        command, "check", str(USAGE_FIXTURE), "googlebot", "--usage", "train-ai", *USAGE_URLS
+    )
+    assert result.returncode == 1, result
+    assert result.stdout.splitlines() == [
+        "DISALLOWED  https://example.com/  train-ai=n: line 4: Content-Usage: train-ai=n, search=y",
+        "ALLOWED     https://example.com/open-data/set.csv  "
+        "train-ai=y: line 5: Content-Usage: /open-data/ train-ai=y",
+        "DISALLOWED  https://example.com/blog/post  "
+        "train-ai=n: line 4: Content-Usage: train-ai=n, search=y",
+        "DISALLOWED  https://example.com/private/x  "
+        "line 3: Disallow: /private/ (not fetched, so no usage preference)",
+    ]
+    assert result.stderr == ""
+
+
+def test_check_usage_content_signal_vocabulary(command: list[str]) -> None:
+    result = run(
+        command, "check", str(USAGE_FIXTURE), "googlebot", "--usage", "ai-input",
+        "https://example.com/", "https://example.com/blog/post",
+    )  # fmt: skip
+    assert result.returncode == 1, result
+    assert result.stdout.splitlines() == [
+        "ALLOWED     https://example.com/  "
+        "ai-use=y: line 6: Content-Signal: search=yes, ai-input=yes, ai-train=no",
+        "DISALLOWED  https://example.com/blog/post  "
+        "ai-use=n: line 7: Content-Signal: /blog/ ai-input=no",
+    ]
+
+
+def test_check_usage_unknown_is_allowed_exit_0(command: list[str]) -> None:
+    # FooBot's group has only a malformed train-ai value: unknown, not "no".
+    result = run(
+        command,
+        "check",
+        str(USAGE_FIXTURE),
+        "FooBot",
+        "--usage",
+        "train-ai",
+        "https://example.com/",
+    )
+    assert result.returncode == 0, result
+    assert result.stdout.splitlines() == [
+        "ALLOWED     https://example.com/  train-ai unknown: no usage rule matches"
+    ]
+
+
+def test_check_usage_file_without_usage_rules_notes_it(
+    command: list[str], robots_file: Path
+) -> None:
+    result = run(command, "check", str(robots_file), "bot", "--usage", "search", "https://e.com/")
+    assert result.returncode == 0, result
+    assert "no Content-Usage or Content-Signal rule found" in result.stderr
+    assert result.stdout.splitlines() == [
+        "ALLOWED     https://e.com/  search unknown: no usage rule matches"
+    ]
+
+
+def test_check_usage_unknown_category_is_an_argument_error(command: list[str]) -> None:
+    result = run(
+        command, "check", str(USAGE_FIXTURE), "bot", "--usage", "training", "https://e.com/"
+    )
+    assert result.returncode == 2, result
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("googlerobots check: error: argument --usage: ")
+    assert "unknown usage category 'training'" in line and "ai-input" in line
+
+
+def test_lint_usage_both_syntaxes(command: list[str]) -> None:
+    # The closing note's output: the one malformed line of the fixture.
+    result = run(command, "lint", str(USAGE_FIXTURE))
+    assert result.returncode == 1, result
+    assert result.stdout.splitlines() == [
+        f"{USAGE_FIXTURE}:11: error: Content-Usage takes 'y' or 'n', not 'no' "
+        "(did you mean 'n'?): 'train-ai' stays unknown [usage-value]",
+        "1 error, 0 warnings",
+    ]
+
+
 # -- lint ---------------------------------------------------------------------
 
 

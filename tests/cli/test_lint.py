@@ -135,6 +135,53 @@ CASES: dict[str, tuple[bytes, list[tuple[int, str, list[str]]]]] = {
         b"Disallow: fish\nUser-agent: *\n",
         [(1, E, ["rule-outside-group", "pattern-start"])],
     ),
+    # -- AI usage preferences (issue 20) --
+    "usage-lines-are-known-and-clean": (
+        b"User-agent: *\nDisallow: /p\nContent-Usage: train-ai=n, search=y\n"
+        b"Content-Usage: /open/ train-ai=y\ncontent-usage: *.csv$ ai-use=n\n"
+        b"Content-Signal: search=yes, ai-input=yes, ai-train=no\nCONTENT-SIGNAL: /b ai-train=yes\n",
+        [],
+    ),
+    "error-usage-not-a-dictionary": (
+        b"User-agent: *\nContent-Usage: train-ai=n search=y\nContent-Signal: ai-train=no,\n",
+        [(2, E, ["usage-syntax"]), (3, E, ["usage-syntax"])],
+    ),
+    "error-usage-uppercase-key": (
+        b"User-agent: *\nContent-Usage: Train-AI=n\nContent-Signal: search=yes, AI-train=no\n",
+        [(2, E, ["usage-key-case"]), (3, E, ["usage-key-case"])],
+    ),
+    "error-usage-yes-no-in-content-usage": (
+        b"User-agent: *\nContent-Usage: train-ai=no, search=yes\n",
+        [(2, E, ["usage-value", "usage-value"])],
+    ),
+    "error-usage-y-n-in-content-signal": (
+        b"User-agent: *\nContent-Signal: ai-train=n\n",
+        [(2, E, ["usage-value"])],
+    ),
+    "error-usage-value-not-a-token": (
+        b'User-agent: *\nContent-Usage: train-ai="n", search, ai-use=(y), x=1\n',
+        [(2, E, ["usage-value", "usage-value", "usage-value", "usage-category"])],
+    ),
+    "error-usage-category-of-the-other-syntax": (
+        b"User-agent: *\nContent-Usage: ai-train=n\nContent-Signal: train-ai=no\n",
+        [(2, E, ["usage-category"]), (3, E, ["usage-category"])],
+    ),
+    "warning-usage-unknown-category": (
+        b"User-agent: *\nContent-Usage: genai=n, train-ai=n\n",
+        [(2, W, ["usage-category"])],
+    ),
+    "warning-usage-path-not-starting-with-slash-or-star": (
+        b"User-agent: *\nContent-Usage: images/ train-ai=n\nContent-Signal: blog ai-train=no\n",
+        [(2, W, ["usage-path"]), (3, W, ["usage-path"])],
+    ),
+    "warning-usage-without-preference": (
+        b"User-agent: *\nContent-Usage:\nContent-Signal: /blog/\n",
+        [(2, W, ["usage-empty"]), (3, E, ["usage-syntax"])],
+    ),
+    "error-usage-outside-group": (
+        b"Content-Usage: train-ai=n\nUser-agent: *\nDisallow: /x\n",
+        [(1, E, ["rule-outside-group"])],
+    ),
     "crlf-and-cr-line-numbers": (
         b"User-agent: *\r\nDisallow: /a\rNoise: 1\r\n",
         [(3, E, ["unknown-key"])],
@@ -151,6 +198,23 @@ def test_rule(body: bytes, expected: list[tuple[int, str, list[str]]]) -> None:
 def test_unknown_key_close_to_a_known_one_gets_a_hint() -> None:
     (diagnostic,) = lint(b"User_agent: *\n")
     assert "did you mean 'user-agent'?" in diagnostic.message
+
+
+@pytest.mark.parametrize(
+    ("line", "wording"),
+    [
+        (b"Content-Usage: train-ai=no", "did you mean 'n'?"),
+        (b"Content-Signal: ai-train=y", "did you mean 'yes'?"),
+        (b"Content-Signal: train-ai=no", "Content-Signal calls it 'ai-train'"),
+        (b"Content-Usage: ai-input=n", "Content-Usage calls it 'ai-use'"),
+        (b"Content-Usage: Search=y", "keys are lower case ('search')"),
+        (b"Content-Usge: train-ai=n", "did you mean 'content-usage'?"),
+    ],
+    ids=["usage-y-n", "signal-yes-no", "signal-key", "usage-key", "key-case", "key-typo"],
+)
+def test_usage_messages_say_what_to_write(line: bytes, wording: str) -> None:
+    (diagnostic,) = lint(b"User-agent: *\n" + line + b"\n")
+    assert wording in diagnostic.message
 
 
 def test_messages_are_one_line_and_name_the_problem() -> None:

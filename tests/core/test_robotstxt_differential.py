@@ -69,6 +69,10 @@ def mismatches(body: bytes, queries: list[tuple[list[str], str]]) -> list[str]:
                 f"{agents} {url!r}: ours {(verdict.allowed, verdict.line)} / {allowed},"
                 f" reference {expected}"
             )
+        # Usage preferences ride on the same grouping: a disallowed URL has none.
+        usage = robots.usage(url, agents)
+        if not expected[0] and usage:
+            report.append(f"{agents} {url!r}: disallowed but usage {usage}")
     return report
 
 
@@ -327,8 +331,25 @@ def _line(draw: st.DrawFn, keys: st.SearchStrategy[str], values: st.SearchStrate
 
 _AGENT_LINES = _line(_AGENT_KEYS, _AGENT_VALUES)
 _RULE_LINES = _line(_RULE_KEYS, _PATTERNS)
+# Usage lines (issue 20): keys Google knows and ignores; they must not change
+# its grouping or verdicts.
+_USAGE_KEYS = st.sampled_from(
+    ["content-usage", "Content-Usage", "CONTENT-SIGNAL", "content-signal", "content-usages"]
+)
+_USAGE_VALUES = st.builds(
+    lambda path, prefs: path + prefs,
+    st.one_of(st.just(""), _PATTERNS.map(lambda p: p + " ")),
+    st.sampled_from(
+        [
+            "train-ai=n", "train-ai=y, search=n", "ai-use=n", "search=yes, ai-train=no",
+            "ai-input=yes", "train-ai=n,", "Train-AI=n", "train-ai", "x=1;p", "",
+        ]
+    ),
+)  # fmt: skip
 _OTHER_LINES = st.one_of(
-    _line(_OTHER_KEYS, _PATTERNS), st.sampled_from([b"", b"# comment", b"junk", b"  "])
+    _line(_OTHER_KEYS, _PATTERNS),
+    _line(_USAGE_KEYS, _USAGE_VALUES),
+    st.sampled_from([b"", b"# comment", b"junk", b"  "]),
 )
 
 

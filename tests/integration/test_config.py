@@ -28,7 +28,9 @@ def test_defaults_are_the_issue_defaults() -> None:
     assert config.unreachable_max_wait == 1_800
     assert (config.retry_delay, config.retry_max_delay) == (30, 600)
     assert config.fetch_lease_ttl == 15  # issue 10: short, renewed while the fetch runs
+    assert config.parked_lease_ttl == 15  # issue 19: a dead worker's waiting requests adopted
     assert (config.crawl_delay, config.crawl_delay_max) == (False, 60)  # issue 12: opt-in pacing
+    assert config.usage == ()  # issue 20: preferences reported, nothing enforced
 
 
 def test_every_default_is_listed() -> None:
@@ -43,6 +45,7 @@ def test_every_default_is_listed() -> None:
         "ROBOTSTXT_CACHE_SIZE",
         "ROBOTSTXT_CACHE_MEMORY",
         "ROBOTSTXT_FETCH_LEASE_TTL",
+        "ROBOTSTXT_PARKED_LEASE_TTL",
         "ROBOTSTXT_SUMMARY",
         "ROBOTSTXT_CRAWL_DELAY",
         "ROBOTSTXT_CRAWL_DELAY_MAX",
@@ -51,6 +54,7 @@ def test_every_default_is_listed() -> None:
         "ROBOTSTXT_UNREACHABLE_MAX_WAIT",
         "ROBOTSTXT_RETRY_DELAY",
         "ROBOTSTXT_RETRY_MAX_DELAY",
+        "ROBOTSTXT_USAGE",
     }
 
 
@@ -105,6 +109,24 @@ def test_every_default_is_listed() -> None:
 )
 def test_accepted_values(settings: dict[str, Any], attribute: str, expected: object) -> None:
     assert getattr(_config(**settings), attribute) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        pytest.param([], (), id="empty"),
+        pytest.param(None, (), id="none"),
+        pytest.param(["train-ai"], ("train-ai",), id="ietf"),
+        pytest.param(["ai-train", "ai-input"], ("train-ai", "ai-use"), id="content_signals"),
+        pytest.param(("search", "train-ai"), ("search", "train-ai"), id="tuple_order_kept"),
+        pytest.param(["train-ai", "ai-train", "train-ai"], ("train-ai",), id="once_each"),
+        pytest.param("train-ai, search", ("train-ai", "search"), id="command_line_string"),
+        pytest.param(" AI-Train ", ("train-ai",), id="case_and_spaces"),
+        pytest.param("", (), id="empty_string"),
+    ],
+)
+def test_usage_setting_values(value: object, expected: tuple[str, ...]) -> None:
+    assert _config(ROBOTSTXT_USAGE=value).usage == expected
 
 
 @pytest.mark.parametrize(
@@ -216,6 +238,22 @@ def test_accepted_values(settings: dict[str, Any], attribute: str, expected: obj
             {"ROBOTSTXT_USER_AGENT": 42},
             "ROBOTSTXT_USER_AGENT must be a string naming your crawler, got 42",
             id="agent_not_a_string",
+        ),
+        pytest.param(
+            {"ROBOTSTXT_USAGE": ["train-ai", "train-llm"]},
+            "ROBOTSTXT_USAGE: unknown usage category 'train-llm'; use train-ai, ai-use, search "
+            "(IETF AI Preferences) or ai-train, ai-input, search (Content Signals)",
+            id="usage_unknown_category",
+        ),
+        pytest.param(
+            {"ROBOTSTXT_USAGE": 5},
+            "ROBOTSTXT_USAGE must be a list of usage categories (e.g. ['train-ai']), got 5",
+            id="usage_not_a_list",
+        ),
+        pytest.param(
+            {"ROBOTSTXT_USAGE": ["train-ai", None]},
+            "ROBOTSTXT_USAGE: a usage category is a string, got None",
+            id="usage_not_a_string",
         ),
     ],
 )

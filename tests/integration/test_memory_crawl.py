@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import pytest_twisted
@@ -30,11 +30,12 @@ from servers import RecordingSpider, Reply, Site, run_crawl
 ORIGINS = 300
 
 
-def robots_body(index: int) -> bytes:
-    """About 4 KB, like an average robots.txt; forbids /private-<index>."""
+def robots_body(index: int, usage: bytes = b"") -> bytes:
+    """About 4 KB, like an average robots.txt; forbids /private-<index>; ``usage``
+    lines (Content-Usage) go into its group."""
     lines = [b"User-agent: *", b"Disallow: /private-%d" % index]
     lines += [b"Disallow: /section-%d/item-%d/" % (n, index) for n in range(150)]
-    return b"\n".join(lines) + b"\n"
+    return b"\n".join(lines) + b"\n" + usage
 
 
 class TwoPassSpider(RecordingSpider):
@@ -42,6 +43,9 @@ class TwoPassSpider(RecordingSpider):
 
     name = "two-pass"
     origins: list[str]
+    # The second pass: f"{origin}/{path}-<n>" with this meta.
+    second_path = "private"
+    second_meta: ClassVar[dict[str, Any]] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Spider:
@@ -57,8 +61,9 @@ class TwoPassSpider(RecordingSpider):
         engine = self.crawler.engine
         assert engine is not None
         for index, origin in enumerate(self.origins):
-            url = f"{origin}/private-{index}"
-            engine.crawl(Request(url, callback=self.parse, errback=self.on_error))
+            url = f"{origin}/{self.second_path}-{index}"
+            meta = dict(self.second_meta)
+            engine.crawl(Request(url, meta=meta, callback=self.parse, errback=self.on_error))
         raise DontCloseSpider
 
 
@@ -72,8 +77,12 @@ def origins(make_site: Callable[..., Site]) -> Iterator[list[Site]]:
     yield sites
 
 
-async def two_passes(sites: list[Site], **settings: Any) -> Any:
+async def two_passes(
+    sites: list[Site], second_path: str = "private", second_meta: Any = None, **settings: Any
+) -> Any:
     TwoPassSpider.origins = [site.url("") for site in sites]
+    TwoPassSpider.second_path = second_path
+    TwoPassSpider.second_meta = second_meta or {}
     return await run_crawl(
         robots_settings(CONCURRENT_REQUESTS=64, CONCURRENT_REQUESTS_PER_DOMAIN=64, **settings),
         [site.url("/first") for site in sites],
@@ -119,3 +128,24 @@ async def test_past_the_budget_eviction_is_counted_and_told_once(origins: list[S
     assert all(site.hits(f"/private-{i}") == 0 for i, site in enumerate(origins))
     told = [m for m in result.messages(logging.INFO) if "cache is full" in m]
     assert len(told) == 1 and "ROBOTSTXT_CACHE_MEMORY" in told[0], told
+
+
+@pytest_twisted.ensureDeferred
+async def test_quiet_origins_keep_their_usage_preferences(origins: list[Site]) -> None:
+    # Usage rules (issue 20) live only in the parsed rules: an origin gone
+    # quiet and parsed again from its compact body still refuses a declared use.
+    origins = origins[:60]
+    usage = b"Content-Usage: train-ai=n, search=y\n"
+    for index, site in enumerate(origins):
+        site.script("/robots.txt", Reply(200, robots_body(index, usage)))
+    budget = all_hot_bytes(origins)
+    result = await two_passes(
+        origins, "page", {"robotstxt_usage": ["train-ai"]}, ROBOTSTXT_CACHE_MEMORY=budget
+    )
+    stats = robots_stats(result)
+    assert [site.hits("/robots.txt") for site in origins] == [1] * len(origins)
+    assert "robotstxt/cache/evicted" not in stats
+    assert sorted(result.downloaded) == sorted(site.url("/first") for site in origins)
+    assert all(site.hits(f"/page-{i}") == 0 for i, site in enumerate(origins))
+    assert stats["robotstxt/usage/forbidden/train-ai"] == len(origins)
+    assert "robotstxt/forbidden" not in stats

@@ -30,14 +30,13 @@ from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.defer import deferred_from_coro
 
 from scrapy_googlerobots import GoogleRobotsTxtMiddleware
-from scrapy_googlerobots.integration.journal import ParkedJournal
+from scrapy_googlerobots.integration.parked_records import deserialize_request, serialize_request
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.stores.sqlite import SqlitePolicyStore
 
 from processes import ScriptProcess
 from redis_server import RedisServer, redis_server, require_redis
 from servers import RecordingSpider, Reply, Site, run_crawl
-from store_support import Stats
 
 __all__ = ["redis_server"]  # the fixture, imported for the tests below
 
@@ -157,8 +156,11 @@ async def test_requests_waiting_for_robots_survive_the_pause(site: Site, tmp_pat
     first = await run_crawl(common, start, PausingSpider, pause_when_parked=3)
     assert first.stats["finish_reason"] == "shutdown"
     assert first.downloaded == []
-    assert first.stats["robotstxt/jobdir/saved"] == 3
-    assert (tmp_path / "job" / "robotstxt.parked").exists()
+    # Kept in JOBDIR/robotstxt.sqlite since they were parked; left there at the stop.
+    assert first.stats["robotstxt/parked/recorded"] == 3
+    assert first.stats["robotstxt/parked/handed_over"] == 3
+    assert first.stats["robotstxt/parked/handed_over/store"] == 3
+    assert _parked_rows(tmp_path / "job" / "robotstxt.sqlite") == 3
     kept = SqlitePolicyStore(tmp_path / "job" / "robotstxt.sqlite").get(
         f"http://127.0.0.1:{site.port}"
     )
@@ -167,12 +169,40 @@ async def test_requests_waiting_for_robots_survive_the_pause(site: Site, tmp_pat
 
     # Resumed past the backoff (ROBOTSTXT_RETRY_DELAY, 30 s): robots.txt is back.
     resumed = await run_crawl({**common, "TEST_CLOCK_SHIFT": 60}, start, PausingSpider)
-    assert resumed.stats["robotstxt/jobdir/restored"] == 3
+    assert resumed.stats["robotstxt/parked/adopted"] == 3
     assert sorted(resumed.downloaded) == [site.url("/a"), site.url("/c")]
     assert site.hits("/b") == 0
-    assert site.hits("/a") == site.hits("/c") == 1, "restored and restarted copies deduplicated"
+    assert site.hits("/a") == site.hits("/c") == 1, "adopted and restarted copies deduplicated"
     assert site.hits("/robots.txt") == 2
-    assert not (tmp_path / "job" / "robotstxt.parked").exists(), "nothing left waiting"
+    assert _parked_rows(tmp_path / "job" / "robotstxt.sqlite") == 0, "nothing left waiting"
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_pause_with_a_memory_store_puts_waiting_requests_back_in_the_jobdir_queue(
+    site: Site, tmp_path: Path
+) -> None:
+    site.script("/robots.txt", Reply(503), Reply(200, b"User-agent: *\nDisallow: /b\n"))
+    # No store to keep them in: the JOBDIR scheduler's disk queue keeps them.
+    common = settings(JOBDIR=str(tmp_path / "job"), ROBOTSTXT_CACHE_STORE="memory")
+    start = [site.url("/a"), site.url("/b"), site.url("/c")]
+
+    first = await run_crawl(common, start, PausingSpider, pause_when_parked=3)
+    assert first.stats["finish_reason"] == "shutdown"
+    assert first.downloaded == [] and first.failures == []
+    assert first.stats["robotstxt/parked/handed_over/scheduler"] == 3
+    assert "robotstxt/parked/recorded" not in first.stats
+
+    resumed = await run_crawl(common, start, PausingSpider)
+    assert sorted(resumed.downloaded) == [site.url("/a"), site.url("/c")]
+    assert site.hits("/a") == site.hits("/c") == 1, "re-queued and restarted copies deduplicated"
+    assert site.hits("/b") == 0
+
+
+def _parked_rows(path: Path) -> int:
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        return int(conn.execute("SELECT COUNT(*) FROM robotstxt_parked").fetchone()[0])
 
 
 class JournalSpider(Spider):
@@ -182,56 +212,39 @@ class JournalSpider(Spider):
         return None
 
 
-def test_journal_round_trip_starts_the_wait_afresh(tmp_path: Path) -> None:
-    spider, stats = JournalSpider(), Stats()
-    journal = ParkedJournal(tmp_path / "robotstxt.parked", stats)
+def test_serialized_request_round_trip_starts_the_wait_afresh() -> None:
+    spider = JournalSpider()
     request = Request(
         "http://a.example/x",
         callback=spider.parse,
         priority=3,
-        dont_filter=False,
-        meta={"_robotstxt_waiting_since": 5.0, "depth": 2},
+        dont_filter=True,
+        meta={"_robotstxt_waiting_since": 5.0, "_robotstxt_handed_back": True, "depth": 2},
     )
-    assert journal.save([request], spider) == 1
-    [restored] = journal.load(spider)
+    restored = deserialize_request(serialize_request(request, spider), spider)
     assert (restored.url, restored.callback, restored.priority, restored.meta) == (
         request.url,
         spider.parse,
         3,
         {"depth": 2},
     )
-    assert [r.url for r in journal.load(spider)] == [request.url], "kept until the next save"
-    assert journal.save([], spider) == 0
-    assert not journal.path.exists()
-    assert (stats["robotstxt/jobdir/saved"], stats["robotstxt/jobdir/restored"]) == (1, 2)
+    assert restored.dont_filter, "kept: it passed the duplicate filter already"
+
+    # A process whose own filter starts empty clears the dont_filter we set
+    # (handing it back), never the spider's own.
+    ours = request.replace(meta={"_robotstxt_own_dont_filter": True})
+    assert not deserialize_request(
+        serialize_request(ours, spider), spider, fresh_filter=True
+    ).dont_filter
+    assert deserialize_request(
+        serialize_request(request, spider), spider, fresh_filter=True
+    ).dont_filter
 
 
-def test_journal_skips_requests_it_cannot_keep(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    spider, stats = JournalSpider(), Stats()
-    journal = ParkedJournal(tmp_path / "robotstxt.parked", stats)
-    keepable = Request("http://a.example/1", callback=spider.parse)
-    unkeepable = Request("http://a.example/2", callback=lambda response: None)
-    with caplog.at_level(logging.WARNING):
-        assert journal.save([keepable, unkeepable], spider) == 1
-    assert stats["robotstxt/jobdir/unserializable"] == 1
-    assert "http://a.example/2" in caplog.records[0].getMessage()
-    assert [r.url for r in journal.load(spider)] == ["http://a.example/1"]
-
-
-def test_corrupt_journal_is_reported_and_moved_aside(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    stats = Stats()
-    path = tmp_path / "robotstxt.parked"
-    path.write_bytes(b"\x80\x04not a pickle")
-    with caplog.at_level(logging.WARNING):
-        assert ParkedJournal(path, stats).load(JournalSpider()) == []
-    assert stats["robotstxt/store/errors"] == 1
-    assert len(caplog.records) == 1
-    assert not path.exists()
-    assert len(list(tmp_path.glob("robotstxt.parked.corrupt-*"))) == 1
+def test_a_request_that_cannot_be_serialized_says_so() -> None:
+    spider = JournalSpider()
+    with pytest.raises(ValueError, match="lambda"):
+        serialize_request(Request("http://a.example/2", callback=lambda response: None), spider)
 
 
 # -- Redis, one process --------------------------------------------------------

@@ -16,7 +16,12 @@ from scrapy import Request
 from scrapy.utils.test import get_crawler
 
 from scrapy_googlerobots.integration.config import RobotsConfig
-from scrapy_googlerobots.integration.explain import forbidden_by
+from scrapy_googlerobots.integration.explain import (
+    RobotsDecision,
+    UsagePreference,
+    explain_rules,
+    forbidden_by,
+)
 from scrapy_googlerobots.integration.origin_state import OriginRef
 from scrapy_googlerobots.integration.reporting import Reporter, debug_shown
 from scrapy_googlerobots.policy.origin import origin_of
@@ -116,3 +121,56 @@ def test_rule_at_gives_the_rule_written_on_a_line() -> None:
     assert rules.rule_at(1) is None  # a user-agent line
     assert rules.rule_at(6) is None
     assert rules.rule_at(99) is None
+
+
+def test_usage_forbidden_builds_its_line_only_for_debug_and_counts_apart() -> None:
+    crawler = get_crawler(settings_dict={"ROBOTSTXT_OBEY": True, "ROBOTSTXT_USAGE": ["ai-train"]})
+    config = RobotsConfig.from_settings(crawler.settings)
+    reporter = Reporter(crawler, config, timings=None)  # type: ignore[arg-type]
+    rules = parse(b"user-agent: *\nallow: /\ncontent-signal: /x ai-train=no\n")
+    url, robots_url = "https://example.com/x/1", "https://example.com/robots.txt"
+    found = rules.usage(url, "bot")
+    refused = UsagePreference.of_rule(found["train-ai"], robots_url)
+    explained: list[str] = []
+
+    def explain() -> RobotsDecision:
+        explained.append(url)
+        return explain_rules(rules, url, "bot", robots_url)
+
+    built: list[logging.LogRecord] = []
+
+    def count(record: logging.LogRecord) -> bool:
+        built.append(record)
+        return True
+
+    OURS.addFilter(count)
+    try:
+        with root_handlers(_Counting(logging.WARNING)):
+            for _ in range(3):
+                error = reporter.usage_forbidden(
+                    Request(url), refused, explain, "https://example.com"
+                )
+        assert built == [] and explained == []  # nothing worked out per request
+        header = UsagePreference.of_header("train-ai", False, url)
+        with root_handlers(_Counting(logging.DEBUG)):
+            reporter.usage_forbidden(Request(url), header, explain, "")
+        assert [r.getMessage() for r in built] == [
+            f"Forbidden by usage preference: <GET {url}> "
+            f"(Content-Usage header of {url}: train-ai=n)"
+        ]
+    finally:
+        OURS.removeFilter(count)
+    assert str(error) == f"Forbidden by usage preference: train-ai=n ({robots_url} line 3)"
+    decision = forbidden_by(error)
+    assert decision is not None and decision.usage_refused == refused
+    assert str(decision) == f'{robots_url} line 3: "Content-Signal: /x ai-train=no", group "*"'
+    assert crawler.stats.get_value("robotstxt/usage/forbidden/train-ai") == 3
+    assert crawler.stats.get_value("robotstxt/usage/header_forbidden/train-ai") == 1
+    assert crawler.stats.get_value("robotstxt/forbidden") is None
+    [(rule, n)] = reporter.summary.top_usage_rules()
+    assert (rule.robots_url, rule.line, rule.rule, n) == (
+        robots_url,
+        3,
+        "Content-Signal: /x ai-train=no",
+        3,
+    )

@@ -298,6 +298,7 @@ async def test_json_document(make_site: Any) -> None:
             "rule": rule if decided else None,
             "reason": reason,
             "token": "DemoBot",
+            "usage": {},
             "crawl_delay": 2.0 if robots["outcome"] == "rules" else None,
             "crawl_delay_applied": None,  # ROBOTSTXT_CRAWL_DELAY is off in the project
             "robots_txt": robots,
@@ -319,6 +320,7 @@ async def test_json_document(make_site: Any) -> None:
         "user_agent": PROJECT_AGENT,
         "user_agent_setting": "USER_AGENT",
         "token": "DemoBot",
+        "declared_use": [],
         "all_allowed": False,
         "urls": [
             entry(urls[0], False, "line 5: Disallow: /admin/", moved),
@@ -341,6 +343,70 @@ async def test_json_all_allowed_exit_0(site: Site) -> None:
 # -- usage -------------------------------------------------------------------
 
 
+# -- --usage (issue 20) --------------------------------------------------------
+
+USAGE_ROBOTS = b"""\
+User-agent: *
+Disallow: /
+
+User-agent: DemoBot
+Allow: /
+Disallow: /admin/
+Content-Usage: train-ai=n, search=y
+Content-Signal: /open/ ai-train=yes
+"""
+
+
+@pytest_twisted.ensureDeferred
+async def test_usage_no_is_disallowed_with_the_deciding_line(site: Site) -> None:
+    site.script("/robots.txt", Reply(200, USAGE_ROBOTS))
+    urls = [site.url("/article"), site.url("/open/a"), site.url("/admin/x")]
+    result = await run("--usage", "train-ai", *urls)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.splitlines()[1:] == [
+        "declared AI use: train-ai (from --usage)",
+        f"{site.url('/robots.txt')}: HTTP 200, rules apply; crawl delay: none",
+        f"  DISALLOWED  {urls[0]}  train-ai=n: line 7: Content-Usage: train-ai=n, search=y",
+        f"  ALLOWED     {urls[1]}  line 5: Allow: /; usage: train-ai=y (line 8), search=y (line 7)",
+        f"  DISALLOWED  {urls[2]}  line 6: Disallow: /admin/",
+    ]
+
+
+@pytest_twisted.ensureDeferred
+async def test_usage_yes_or_unknown_is_allowed_exit_0(site: Site) -> None:
+    site.script("/robots.txt", Reply(200, USAGE_ROBOTS))
+    url = site.url("/article")
+    # Content Signals names, repeated and comma-separated; ai-use is stated nowhere.
+    result = await run("--usage", "search", "--usage", "ai-input", url)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[1] == "declared AI use: search, ai-use (from --usage)"
+    assert result.stdout.splitlines()[-1] == (
+        f"  ALLOWED     {url}  line 5: Allow: /; usage: search=y (line 7), ai-use: no "
+        "preference, train-ai=n (line 7)"
+    )
+
+
+@pytest_twisted.ensureDeferred
+async def test_usage_from_the_setting_and_in_json(site: Site) -> None:
+    site.script("/robots.txt", Reply(200, USAGE_ROBOTS))
+    url = site.url("/article")
+    result = await run("--json", "-s", "ROBOTSTXT_USAGE=ai-train", url)
+    assert result.returncode == 1, result.stderr
+    document = json.loads(result.stdout)
+    assert document["declared_use"] == ["train-ai"]
+    [entry] = document["urls"]
+    line_7 = "Content-Usage: train-ai=n, search=y"  # as written
+    assert (entry["allowed"], entry["line"], entry["rule"]) == (False, 7, line_7)
+    assert entry["reason"] == f"train-ai=n: line 7: {line_7}"
+    assert entry["usage"] == {
+        "train-ai": {"allowed": False, "line": 7, "rule": line_7},
+        "search": {"allowed": True, "line": 7, "rule": line_7},
+    }
+    # --usage replaces the setting: declaring nothing, the URL is allowed.
+    replaced = await run("-s", "ROBOTSTXT_USAGE=ai-train", "--usage", "", url)
+    assert replaced.returncode == 0, replaced.stderr
+
+
 @pytest.mark.parametrize(
     "args",
     [
@@ -349,8 +415,18 @@ async def test_json_all_allowed_exit_0(site: Site) -> None:
         ["http://127.0.0.1:99999/x"],
         ["-s", "ROBOTSTXT_MAX_SIZE=0", "http://127.0.0.1:9/x"],
         ["-s", "ROBOTSTXT_UNREACHABLE=sometimes", "http://127.0.0.1:9/x"],
+        ["--usage", "train-llm", "http://127.0.0.1:9/x"],
+        ["-s", "ROBOTSTXT_USAGE=genai", "http://127.0.0.1:9/x"],
     ],
-    ids=["no-url", "no-robots-scheme", "bad-port", "bad-max-size", "bad-unreachable-mode"],
+    ids=[
+        "no-url",
+        "no-robots-scheme",
+        "bad-port",
+        "bad-max-size",
+        "bad-unreachable-mode",
+        "unknown-usage-option",
+        "unknown-usage-setting",
+    ],
 )
 def test_usage_errors_exit_2(args: list[str]) -> None:
     result = robots_command(*args)

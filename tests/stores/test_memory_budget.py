@@ -84,6 +84,32 @@ def test_quiet_origin_comes_back_with_the_same_verdicts_and_lines(corpus: list[b
                 assert record.rules.deciding_line(url, agent) == expected.deciding_line(url, agent)
 
 
+def test_quiet_origin_keeps_its_usage_preferences() -> None:
+    # Usage rules (issue 20) live in the parsed rules only: a quiet origin,
+    # parsed again from its compact body, must answer usage() the same.
+    bodies = [
+        b"User-agent: *\nDisallow: /private\nContent-Usage: train-ai=n, search=y\n"
+        b"Content-Usage: /open/ train-ai=y\n",
+        b"User-agent: mybot\nContent-Signal: ai-train=no, search=yes\nAllow: /\n",
+        b"User-agent: *\nContent-Usage: bogus\nDisallow: /x\n",  # no usable rule
+    ]
+    store = MemoryPolicyStore(hot_size=1)
+    for index, body in enumerate(bodies):
+        store.put(fetched(origin(index), body))
+    store.put(fetched(origin(99), b""))  # the last hot one: the others are quiet
+    assert store.hot_count == 1
+    for index, body in enumerate(bodies):
+        record = store.get(origin(index))
+        assert record is not None and record.rules is not None
+        expected = parse(body, max_size=GOOGLE_MAX_SIZE)
+        assert record.rules.has_usage == expected.has_usage == (index < 2)
+        for path in ("/", "/open/page", "/private", "/x"):
+            url = "https://www.site.example.com" + path
+            for agent in ("mybot", "otherbot"):
+                assert record.rules.usage(url, agent) == expected.usage(url, agent)
+        store.put(fetched(origin(99), b""))  # sends it back to the quiet side
+
+
 def test_woken_record_equals_the_one_put() -> None:
     store = MemoryPolicyStore(hot_size=1)
     put = [

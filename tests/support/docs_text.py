@@ -94,6 +94,7 @@ class SettingEntry:
             "int": (int,),
             "float": (int, float),
             "str": (str,),
+            "list": (list,),
             "None": (type(None),),
         }
         allowed: tuple[type, ...] = ()

@@ -38,5 +38,9 @@ ROBOTSTXT_CACHE_KEY_PREFIX = "cluster_demo:robotstxt:"  # default "robotstxt:"
 # ROBOTSTXT_CACHE_STORE_TIMEOUT = 1.0   # a slower Redis is taken out of the path
 # ROBOTSTXT_LOCAL_CACHE_TTL = 60        # each worker re-reads a record at most this often
 
+# The chaos check's window into each worker (run_cluster.py --chaos sets
+# SNAPSHOT_FILE per worker; without it the extension stays off).
+EXTENSIONS = {"cluster_demo.snapshots.WorkerSnapshots": 500}
+
 TELNETCONSOLE_ENABLED = False
 LOG_LEVEL = "INFO"
