@@ -1,11 +1,17 @@
 """Cost as a crawl grows: memory per origin, CPU per request, robots.txt fetches per origin.
 
-1. A loopback web: a server process (twisted.web, this file's ``serve`` mode)
-   listens on one address of 127.0.0.0/8 per origin (127.1.x.y, all on one
+1. A loopback web: server processes (twisted.web, this file's ``serve`` mode)
+   listen on one address of 127.0.0.0/8 per origin (127.1.x.y, all on one
    port), so each origin is its own host and its own Scrapy download slot;
    each serves a robots.txt from ``../shared/corpus/robotstxt`` and a small
-   HTML page for every other path. Each variant (no robots.txt middleware,
-   Scrapy's stock one with Protego, ours) crawls it in a fresh process (this
+   HTML page for every other path. A server process holds at most
+   ``--origins-per-server`` listening sockets (each process has its own
+   file-descriptor limit) and closes every connection after its response
+   (``Connection: close``), so neither side accumulates sockets: a dropped
+   connection would make a robots.txt fetch fail for reasons that are not the
+   middleware's (unreachable, fetched again after the retry delay). Each
+   variant (no robots.txt middleware, Scrapy's stock one with Protego, ours)
+   crawls it in a fresh process (this
    file's ``crawl`` mode) in two phases: one page of every origin (the first
    request of each origin), then, once that is done, one more page of every
    origin in the same order (a later request: the crawl comes back to each
@@ -27,7 +33,8 @@
 Run from the repository root: ``python benchmarks/bench_scale.py`` (8,000
 origins, cache at 10k/100k/1M, 20,000 Redis records: several minutes), or
 ``--quick`` (2,000 origins, cache at 10k/100k, 5,000 Redis records);
-``--origins N``, ``--variant ours`` (repeatable), ``--crawl-only``.
+``--origins N``, ``--variant ours`` (repeatable), ``--crawl-only``,
+``--origins-per-server N`` (default 4,000).
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -97,9 +105,16 @@ def corpus_bodies() -> list[bytes]:
 # -- the server process -----------------------------------------------------------
 
 
-def serve(count: int) -> None:
-    """Listen on ``count`` loopback addresses, one port; print it; stop when stdin closes."""
+ORIGINS_PER_SERVER = 4_000
+"""Listening sockets per server process: well under a 20,000 file-descriptor limit
+(``ulimit -n``) with the connections in flight beside them."""
+
+
+def serve(first: int, count: int, port: int) -> None:
+    """Listen for origins ``first`` to ``first + count - 1`` on ``port`` (0: one the OS
+    picks), each on its own loopback address; print the port; stop when stdin closes."""
     from twisted.internet import reactor
+    from twisted.web.http import HTTPChannel
     from twisted.web.resource import Resource
     from twisted.web.server import Site
 
@@ -119,12 +134,19 @@ def serve(count: int) -> None:
             request.setHeader(b"Content-Type", b"text/html")
             return PAGE
 
-    # The first address gets a port from the OS; the others listen on the
-    # same port (each address is its own socket namespace).
+    class ClosingChannel(HTTPChannel):
+        """One request per connection (``Connection: close``): with thousands of
+        origins, kept-alive connections would hold a socket per origin on both sides."""
+
+        def checkPersistence(self, request: Any, version: bytes) -> bool:
+            request.responseHeaders.setRawHeaders(b"Connection", [b"close"])
+            return False
+
+    # Each address is its own socket namespace: all can listen on one port.
     files_bodies = [path.read_bytes() for path in files]
-    port = 0
-    for index in range(count):
+    for index in range(first, first + count):
         site = Site(Origin(files_bodies[index % len(files)]))
+        site.protocol = ClosingChannel
         site.noisy = False
         listening = reactor.listenTCP(port, site, interface=address(index))  # type: ignore[attr-defined]
         port = listening.getHost().port
@@ -139,20 +161,36 @@ def serve(count: int) -> None:
 
 
 class Server:
-    def __init__(self, count: int) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, __file__, "serve", str(count)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert self.process.stdout is not None
-        self.port = int(self.process.stdout.readline())
+    """Server processes for ``count`` origins, ``per_process`` each, all on one port."""
+
+    def __init__(self, count: int, per_process: int = ORIGINS_PER_SERVER) -> None:
+        self.processes: list[subprocess.Popen[str]] = []
+        self.port = 0
+        try:
+            for first in range(0, count, per_process):
+                size = min(per_process, count - first)
+                process = subprocess.Popen(
+                    [sys.executable, __file__, "serve", str(first), str(size), str(self.port)],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                )
+                self.processes.append(process)
+                assert process.stdout is not None
+                line = process.stdout.readline()
+                if not line.strip():
+                    raise RuntimeError(f"server for origins {first}+{size} did not start")
+                self.port = int(line)
+        except BaseException:
+            self.close()
+            raise
 
     def close(self) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        self.process.wait(timeout=60)
+        for process in self.processes:
+            assert process.stdin is not None
+            process.stdin.close()
+        for process in self.processes:
+            process.wait(timeout=60)
 
 
 # -- the crawler process ---------------------------------------------------------
@@ -221,11 +259,13 @@ def crawl(variant: str, count: int, port: int) -> None:
 
     gc.collect()
     before = rss_now()
+    started = time.monotonic()
     process = CrawlerProcess({**COMMON_SETTINGS, **VARIANT_SETTINGS[variant]})
     crawler = process.create_crawler(ScaleSpider)
     process.crawl(crawler)
     process.start()
     marks.append(os.times())
+    outcome["seconds"] = time.monotonic() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     stats = crawler.stats.get_stats() if crawler.stats else {}
 
@@ -237,6 +277,14 @@ def crawl(variant: str, count: int, port: int) -> None:
     outcome["cpu_later"] = cpu(marks[1], marks[2])
     outcome["robots"] = stats.get("robotstxt/request_count", 0)
     outcome["evicted"] = stats.get("robotstxt/cache/evicted", 0)
+    # Anything that went wrong on the wire, so a figure above 1 fetch per
+    # origin can be told apart from the middleware's own doing.
+    outcome["unreachable"] = stats.get("robotstxt/outcome/unreachable", 0)
+    outcome["errors"] = {
+        key: value
+        for key, value in stats.items()
+        if key.startswith(("robotstxt/exception_count/", "downloader/exception_type_count/"))
+    }
     print(json.dumps(outcome), flush=True)
 
 
@@ -253,18 +301,20 @@ def run_crawl(variant: str, count: int, port: int) -> dict[str, Any]:
     return result
 
 
-def crawl_table(count: int, variants: tuple[str, ...] = VARIANTS) -> None:
-    # The server holds a listening socket per origin plus the crawler's
-    # connections (kept alive, one per origin): past the file-descriptor limit
-    # it drops connections, and robots.txt fetches fail (unreachable, fetched
-    # again after the retry delay) for reasons that are not the middleware's.
+def crawl_table(
+    count: int, variants: tuple[str, ...] = VARIANTS, per_server: int = ORIGINS_PER_SERVER
+) -> None:
+    # A server process holds a listening socket per origin it serves plus the
+    # connections in flight (closed after each response): past its
+    # file-descriptor limit it would drop connections, and robots.txt fetches
+    # would fail for reasons that are not the middleware's.
     limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-    if 2 * count + 200 > limit:
+    if min(per_server, count) + 1_000 > limit:
         print(
-            f"warning: {count} origins need ~{2 * count + 200} file descriptors in the server, "
-            f"the limit is {limit}: expect failed robots.txt fetches (ulimit -n)"
+            f"warning: {min(per_server, count)} origins per server process need more file "
+            f"descriptors than the limit, {limit}: lower --origins-per-server"
         )
-    server = Server(count)
+    server = Server(count, per_server)
     try:
         results = {variant: run_crawl(variant, count, server.port) for variant in variants}
     finally:
@@ -286,6 +336,13 @@ def crawl_table(count: int, variants: tuple[str, ...] = VARIANTS) -> None:
         print(
             f"{variant:<8}{growth / 1024:>15.1f} KB{extra:>12}{first:>11.0f} us{later:>11.0f} us"
             f"{result['robots'] / count:>10.3f}{result['pages']:>8}"
+        )
+    for variant, result in results.items():
+        print(
+            f"  {variant}: {result['seconds']:.0f} s, {result['failed']} pages failed "
+            f"(forbidden included), {result['unreachable']} robots.txt fetches unreachable, "
+            f"{result['evicted']} evicted"
+            + "".join(f", {key} {value}" for key, value in sorted(result["errors"].items()))
         )
     for variant in ("stock", "ours"):
         if variant not in results or "none" not in results:
@@ -415,10 +472,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variant", choices=VARIANTS, action="append", help="crawl only these")
     parser.add_argument("--crawl-only", action="store_true", help="no cache-alone, no Redis part")
     parser.add_argument("--skip-crawl", action="store_true")
+    parser.add_argument(
+        "--origins-per-server",
+        type=int,
+        default=ORIGINS_PER_SERVER,
+        help=f"origins per server process (default {ORIGINS_PER_SERVER})",
+    )
     args = parser.parse_args(argv)
     origins = args.origins or (2_000 if args.quick else 8_000)
     if not args.skip_crawl:
-        crawl_table(origins, tuple(args.variant or VARIANTS))
+        crawl_table(origins, tuple(args.variant or VARIANTS), args.origins_per_server)
     if not args.crawl_only:
         cache_table([10_000, 100_000] if args.quick else [10_000, 100_000, 1_000_000])
         redis_table(5_000 if args.quick else 20_000)
@@ -427,7 +490,7 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "serve":
-        serve(int(sys.argv[2]))
+        serve(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
     elif len(sys.argv) > 1 and sys.argv[1] == "crawl":
         crawl(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     else:
