@@ -17,6 +17,7 @@ from scrapy.settings import BaseSettings
 
 from scrapy_googlerobots.policy.usage import declared_use
 from scrapy_googlerobots.robotstxt import GOOGLE_MAX_SIZE
+from scrapy_googlerobots.stores.memory_cost import DEFAULT_CACHE_MEMORY
 
 __all__ = ["DEFAULTS", "RobotsConfig", "UnreachableMode"]
 
@@ -30,7 +31,8 @@ DEFAULTS: dict[str, object] = {
     "ROBOTSTXT_CACHE_TTL": 86_400.0,
     "ROBOTSTXT_CACHE_MIN_TTL": 60.0,
     "ROBOTSTXT_CACHE_MAX_TTL": 604_800.0,
-    "ROBOTSTXT_CACHE_SIZE": 10_000,
+    "ROBOTSTXT_CACHE_SIZE": None,
+    "ROBOTSTXT_CACHE_MEMORY": DEFAULT_CACHE_MEMORY,
     "ROBOTSTXT_UNREACHABLE": "defer",
     "ROBOTSTXT_UNREACHABLE_ALLOW_AFTER": 2_592_000.0,
     "ROBOTSTXT_UNREACHABLE_MAX_WAIT": 1_800.0,
@@ -61,7 +63,10 @@ class RobotsConfig:
     cache_ttl: float = 86_400.0
     cache_min_ttl: float = 60.0
     cache_max_ttl: float = 604_800.0
-    cache_size: int = 10_000
+    cache_size: int | None = None
+    """``ROBOTSTXT_CACHE_SIZE``: most origins the local cache keeps; None: no count cap."""
+    cache_memory: int | None = DEFAULT_CACHE_MEMORY
+    """``ROBOTSTXT_CACHE_MEMORY``: bytes the local cache may use; None (setting 0): no cap."""
     unreachable: UnreachableMode = "defer"
     unreachable_allow_after: float = 2_592_000.0
     unreachable_max_wait: float = 1_800.0
@@ -107,7 +112,8 @@ class RobotsConfig:
             cache_ttl=reader.seconds("ROBOTSTXT_CACHE_TTL"),
             cache_min_ttl=reader.seconds("ROBOTSTXT_CACHE_MIN_TTL"),
             cache_max_ttl=reader.seconds("ROBOTSTXT_CACHE_MAX_TTL"),
-            cache_size=reader.integer("ROBOTSTXT_CACHE_SIZE", minimum=1),
+            cache_size=reader.optional_integer("ROBOTSTXT_CACHE_SIZE", minimum=1),
+            cache_memory=reader.integer("ROBOTSTXT_CACHE_MEMORY", minimum=0) or None,
             unreachable=normalized,
             unreachable_allow_after=reader.seconds("ROBOTSTXT_UNREACHABLE_ALLOW_AFTER"),
             unreachable_max_wait=reader.seconds("ROBOTSTXT_UNREACHABLE_MAX_WAIT", positive=True),
@@ -165,6 +171,10 @@ class _Reader:
         if value < minimum:
             raise ValueError(f"{name} must be at least {minimum}, got {value}")
         return value
+
+    def optional_integer(self, name: str, *, minimum: int) -> int | None:
+        """:meth:`integer`, or None when the setting is unset (None)."""
+        return None if self._raw(name) is None else self.integer(name, minimum=minimum)
 
     def seconds(self, name: str, *, positive: bool = False) -> float:
         raw = self._raw(name)

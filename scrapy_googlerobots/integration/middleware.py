@@ -112,6 +112,10 @@ __all__ = ["FORBIDDEN_MESSAGE", "GoogleRobotsTxtMiddleware"]
 # Largest scheme://authority prefix remembered by the origin memo (longer
 # ones, e.g. huge data: URLs, are resolved each time instead of stored).
 _MEMO_KEY_MAX = 512
+# Entries of the origin memo (cleared when full): a few times the origins with
+# requests in flight, independent of how many origins the crawl meets.
+_MEMO_SIZE = 10_000
+_PARSED_RULES_SIZE = 4_096
 _UNSEEN: Any = object()
 
 
@@ -137,11 +141,13 @@ class GoogleRobotsTxtMiddleware:
         self._reporter = Reporter(crawler, config, timings)
         self._usage = UsageGate(config.usage, self._reporter, self.explain)
         self._usage_judge = self._usage.judge
-        self._rules = ParsedRulesCache(config.cache_size, config.max_size)
+        # Parsed rules of records a shared store returns without them (the
+        # local cache parses its own quiet records again on their next use).
+        self._rules = ParsedRulesCache(_PARSED_RULES_SIZE, config.max_size)
         self._rules_of = self._rules.rules_of
         # scheme://authority prefix of a URL -> its origin (None: no robots.txt).
         self._origins: dict[str, OriginRef | None] = {}
-        self._memo_size = max(1_024, config.cache_size)
+        self._memo_size = _MEMO_SIZE
         self._agents = AgentTokens(
             config.user_agent, config.default_user_agent, lambda: {"spider": crawler.spider}
         )

@@ -23,9 +23,11 @@ from pathlib import Path
 
 from scrapy.settings import BaseSettings
 
+from scrapy_googlerobots.robotstxt import GOOGLE_MAX_SIZE
 from scrapy_googlerobots.stores.base import PolicyStore
 from scrapy_googlerobots.stores.layered import STORE_ERRORS_STAT, LayeredPolicyStore, StatsLike
 from scrapy_googlerobots.stores.memory import MemoryPolicyStore
+from scrapy_googlerobots.stores.memory_cost import DEFAULT_CACHE_MEMORY
 
 __all__ = ["JOBDIR_STORE_NAME", "build_store"]
 
@@ -35,6 +37,9 @@ JOBDIR_STORE_NAME = "robotstxt.sqlite"
 """The store's file name inside ``JOBDIR`` (and inside a directory given as the store)."""
 
 _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+# SQLite's row cap when ROBOTSTXT_CACHE_SIZE is unset: none (rows go when they
+# stop mattering, see relevant_until).
+_SQLITE_UNBOUNDED = 2**62
 
 
 def build_store(
@@ -51,9 +56,10 @@ def build_store(
     """
     clock = clock or time.time
     spec = _store_spec(settings)
-    max_size = settings.getint("ROBOTSTXT_CACHE_SIZE", 10_000)
+    max_size = _local_size(settings)
+    local = _local_store(settings, max_size, stats)
     if spec == "memory":
-        return MemoryPolicyStore(max_size=max_size)
+        return local
     timeout = _positive(settings, "ROBOTSTXT_CACHE_STORE_TIMEOUT", 1.0)
     local_ttl = settings.getfloat("ROBOTSTXT_LOCAL_CACHE_TTL", 60.0)
     if local_ttl < 0:
@@ -69,18 +75,38 @@ def build_store(
             "for SQLite, or a redis://host:port/db URL."
         )
     else:
-        sqlite = _sqlite_store(spec, timeout, max_size, allow_after, stats, clock)
+        rows = _SQLITE_UNBOUNDED if max_size is None else max_size
+        sqlite = _sqlite_store(spec, timeout, rows, allow_after, stats, clock)
         if sqlite is None:
-            return MemoryPolicyStore(max_size=max_size)
+            return local
         shared = sqlite
     return LayeredPolicyStore(
         shared,
         description=str(getattr(shared, "description", spec)),
-        local_size=max_size,
+        local=local,
         local_ttl=local_ttl,
         timeout=timeout,
         stats=stats,
         clock=clock,
+    )
+
+
+def _local_size(settings: BaseSettings) -> int | None:
+    """``ROBOTSTXT_CACHE_SIZE``: most origins kept in memory; None (unset) for no count cap."""
+    value = settings.get("ROBOTSTXT_CACHE_SIZE")
+    return None if value is None else settings.getint("ROBOTSTXT_CACHE_SIZE")
+
+
+def _local_store(
+    settings: BaseSettings, max_size: int | None, stats: StatsLike | None
+) -> MemoryPolicyStore:
+    """The in-process cache: ``ROBOTSTXT_CACHE_SIZE`` origins, ``ROBOTSTXT_CACHE_MEMORY`` bytes."""
+    memory = settings.getint("ROBOTSTXT_CACHE_MEMORY", DEFAULT_CACHE_MEMORY)
+    return MemoryPolicyStore(
+        max_size=max_size,
+        memory=memory or None,
+        body_limit=settings.getint("ROBOTSTXT_MAX_SIZE", GOOGLE_MAX_SIZE),
+        stats=stats,
     )
 
 

@@ -48,6 +48,9 @@ STORE_OUTAGES_STAT = "robotstxt/store/outages"
 _PROBE_FIRST = 1.0
 _PROBE_MAX = 30.0
 
+# Most entries of the hot-path index (fewer with a smaller ROBOTSTXT_CACHE_SIZE).
+_FRESH_SIZE = 10_000
+
 _T = TypeVar("_T")
 
 
@@ -83,6 +86,8 @@ def _due(record: PolicyRecord) -> float:
 class LayeredPolicyStore:
     """A :class:`PolicyStore`: a local LRU layer in front of ``shared``.
 
+    ``local`` is the local layer (default: a :class:`MemoryPolicyStore` of
+    ``local_size`` origins, None meaning the default memory budget);
     ``clock`` is the middleware's record clock (decides when a record is due);
     ``monotonic`` times the local layer's ``local_ttl`` and the probe pauses.
     """
@@ -92,7 +97,8 @@ class LayeredPolicyStore:
         shared: PolicyStore,
         *,
         description: str,
-        local_size: int = 10_000,
+        local_size: int | None = None,
+        local: MemoryPolicyStore | None = None,
         local_ttl: float = 60.0,
         timeout: float = 1.0,
         stats: StatsLike | None = None,
@@ -102,7 +108,7 @@ class LayeredPolicyStore:
         self.shared = shared
         self._parked = shared if isinstance(shared, ParkedStore) else None
         self.description = description
-        self.local = MemoryPolicyStore(max_size=local_size)
+        self.local = local if local is not None else MemoryPolicyStore(max_size=local_size)
         self.local_ttl = local_ttl
         self.timeout = timeout
         self._stats = stats
@@ -111,8 +117,9 @@ class LayeredPolicyStore:
         # The hot path's index: origin -> (record, monotonic time until which
         # it needs no re-read, record-clock time at which it is due for a
         # fetch). Filled when a record is checked against the shared store;
-        # bounded like the local layer.
+        # bounded (its records hold parsed rules).
         self._fresh: OrderedDict[str, tuple[PolicyRecord, float, float]] = OrderedDict()
+        self._fresh_size = min(self.local.max_size or _FRESH_SIZE, _FRESH_SIZE)
         # Origins written locally while the shared store was out; pushed to it
         # on recovery unless it holds a good copy at least as recent.
         self._dirty: set[str] = set()
@@ -241,7 +248,7 @@ class LayeredPolicyStore:
         origin = record.origin
         self._fresh[origin] = (record, now + self.local_ttl, _due(record))
         self._fresh.move_to_end(origin)
-        if len(self._fresh) > self.local.max_size:
+        if len(self._fresh) > self._fresh_size:
             self._fresh.popitem(last=False)
 
     def _shared_usable(self, now: float) -> bool:

@@ -1,8 +1,10 @@
 """A policy store in Redis, shared by every worker of a cluster (redis-py, optional extra).
 
 One key per origin, ``<prefix><origin key>`` (e.g. ``robotstxt:https://example.com:443``),
-holding the record as a small JSON header, a newline, and the raw robots.txt
-body. The key lives as long as the record can still matter
+holding the record in its compact form (:mod:`~scrapy_googlerobots.stores.compact`:
+a few header bytes and the body deflated, ~1 KB for the average robots.txt).
+Records written by earlier versions (a JSON header, a newline, the raw body)
+are still read. The key lives as long as the record can still matter
 (:func:`~scrapy_googlerobots.stores.layered.relevant_until`), so Redis forgets
 dead origins by itself.
 
@@ -40,6 +42,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.record import PolicyRecord
+from scrapy_googlerobots.stores.compact import pack, unpack
 from scrapy_googlerobots.stores.layered import relevant_until
 
 __all__ = ["RedisPolicyStore", "decode_record", "encode_record", "redact_url"]
@@ -92,31 +95,31 @@ return 0
 # A record written at the very end of its useful life still gets this long,
 # so a worker that just wrote it can read it back.
 _MIN_KEY_TTL = 60.0
-_FORMAT = 1
+# The earlier format's version (JSON header, raw body): read, no longer written.
+_JSON_FORMAT = 1
 
 
 def encode_record(record: PolicyRecord) -> bytes:
-    """Serialise ``record`` (without its origin and parsed rules) to bytes."""
-    header = {
-        "v": _FORMAT,
-        "outcome": record.outcome.value,
-        "status": record.status,
-        "fetched_at": record.fetched_at,
-        "expires_at": record.expires_at,
-        "unreachable_since": record.unreachable_since,
-        "failures": record.failures,
-        "retry_at": record.retry_at,
-        "has_body": record.body is not None,
-    }
-    return json.dumps(header, separators=(",", ":")).encode() + b"\n" + (record.body or b"")
+    """Serialise ``record`` (without its origin and parsed rules) to bytes: its compact form."""
+    return pack(record)
 
 
 def decode_record(origin: str, data: bytes) -> PolicyRecord | None:
-    """The record encoded in ``data``, or None if it is not one we can read."""
+    """The record encoded in ``data`` (either format), or None if it is not one we can read."""
+    if data[:1] != b"{":
+        try:
+            return unpack(origin, data)
+        except ValueError:
+            return None
+    return _decode_json_record(origin, data)
+
+
+def _decode_json_record(origin: str, data: bytes) -> PolicyRecord | None:
+    """A record of the earlier format: JSON header, newline, raw body."""
     head, sep, body = data.partition(b"\n")
     try:
         header: dict[str, Any] = json.loads(head)
-        if not sep or header.get("v") != _FORMAT:
+        if not sep or header.get("v") != _JSON_FORMAT:
             return None
         return PolicyRecord(
             origin=origin,

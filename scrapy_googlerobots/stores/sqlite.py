@@ -5,7 +5,8 @@ Several processes may share one file: WAL mode lets readers run beside the
 writer, ``busy_timeout`` makes a writer wait for the lock instead of failing,
 and every operation is one autocommitted statement, so there is no
 read-modify-write window in which an update could be lost. A put replaces the
-whole row (upsert); leases live in their own table and are taken with one
+whole row (upsert); bodies are stored deflated (rows of files written
+before that are read as they are); leases live in their own table and are taken with one
 conditional upsert. A lease whose holder process no longer runs on this host is
 void (a crawl killed mid-fetch and resumed does not wait for its own old leases).
 
@@ -34,6 +35,7 @@ from pathlib import Path
 
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.record import PolicyRecord
+from scrapy_googlerobots.stores.compact import deflate, inflate
 from scrapy_googlerobots.stores.layered import STORE_ERRORS_STAT, StatsLike, relevant_until
 
 __all__ = ["SqlitePolicyStore"]
@@ -44,14 +46,15 @@ _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS robotstxt_policy (
         origin TEXT PRIMARY KEY,
         outcome TEXT NOT NULL,
-        body BLOB,
+        body_blob BLOB,
         status INTEGER,
         fetched_at REAL NOT NULL,
         expires_at REAL NOT NULL,
         unreachable_since REAL,
         failures INTEGER NOT NULL,
         retry_at REAL,
-        keep_until REAL NOT NULL
+        keep_until REAL NOT NULL,
+        body_codec INTEGER NOT NULL DEFAULT 0
     )""",
     "CREATE INDEX IF NOT EXISTS robotstxt_policy_keep ON robotstxt_policy (keep_until)",
     """CREATE TABLE IF NOT EXISTS robotstxt_lease (
@@ -78,11 +81,19 @@ _RENEW_PARKED = (
     "INSERT INTO robotstxt_parked_owner (scope, owner, expires_at) VALUES (?, ?, ?) "
     "ON CONFLICT (scope, owner) DO UPDATE SET expires_at = excluded.expires_at"
 )
-_COLUMNS = "outcome, body, status, fetched_at, expires_at, unreachable_since, failures, retry_at"
+_COLUMNS = (
+    "outcome, body_blob, status, fetched_at, expires_at, unreachable_since, failures, retry_at"
+)
+# body_codec: how ``body_blob`` is stored. 0 = raw (rows of files written
+# before bodies were compressed), 1 = raw deflate (compact.deflate), what is
+# written now. The column is not called ``body`` any more, so that an earlier
+# version given this file fails to read it (and falls back to memory) instead
+# of taking a deflated body for robots.txt text.
+_RAW, _DEFLATE = 0, 1
 _PUT = (
-    f"INSERT INTO robotstxt_policy (origin, {_COLUMNS}, keep_until) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (origin) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in [*_COLUMNS.split(", "), "keep_until"])
+    f"INSERT INTO robotstxt_policy (origin, {_COLUMNS}, keep_until, body_codec) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (origin) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in [*_COLUMNS.split(", "), "keep_until", "body_codec"])
 )
 # Granted when nobody holds the lease, it has expired, or we hold it already;
 # one statement, so two processes can never both see it free.
@@ -155,6 +166,7 @@ class SqlitePolicyStore:
             conn.execute("PRAGMA synchronous = NORMAL")
             for statement in _SCHEMA:
                 conn.execute(statement)
+            _migrate_body(conn)
             self._prune(conn)
         except BaseException:
             conn.close()
@@ -209,15 +221,20 @@ class SqlitePolicyStore:
 
     def get(self, origin: str) -> PolicyRecord | None:
         row = self._run(
-            f"SELECT {_COLUMNS} FROM robotstxt_policy WHERE origin = ?", (origin,)
+            f"SELECT {_COLUMNS}, body_codec FROM robotstxt_policy WHERE origin = ?", (origin,)
         ).fetchone()
         if row is None:
             return None
-        outcome, body, status, fetched_at, expires_at, since, failures, retry_at = row
+        outcome, body, status, fetched_at, expires_at, since, failures, retry_at, codec = row
+        if body is not None:
+            try:
+                body = inflate(body) if codec == _DEFLATE else bytes(body)
+            except ValueError:
+                return None  # unreadable: as if unknown, the next fetch replaces it
         return PolicyRecord(
             origin=origin,
             outcome=FetchOutcome(outcome),
-            body=None if body is None else bytes(body),
+            body=body,
             status=status,
             fetched_at=fetched_at,
             expires_at=expires_at,
@@ -232,7 +249,7 @@ class SqlitePolicyStore:
             (
                 record.origin,
                 record.outcome.value,
-                record.body,
+                None if record.body is None else deflate(record.body),
                 record.status,
                 record.fetched_at,
                 record.expires_at,
@@ -240,6 +257,7 @@ class SqlitePolicyStore:
                 record.failures,
                 record.retry_at,
                 relevant_until(record, self.allow_after),
+                _DEFLATE,
             ),
         )
         self._puts += 1
@@ -336,6 +354,17 @@ class SqlitePolicyStore:
 
     def close(self) -> None:
         self._conn.close()
+
+
+def _migrate_body(conn: sqlite3.Connection) -> None:
+    """Bring a file written before bodies were compressed to this layout (its rows: codec 0)."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(robotstxt_policy)")}
+    if "body_codec" not in columns:
+        conn.execute(
+            "ALTER TABLE robotstxt_policy ADD COLUMN body_codec INTEGER NOT NULL DEFAULT 0"
+        )
+    if "body" in columns:
+        conn.execute("ALTER TABLE robotstxt_policy RENAME COLUMN body TO body_blob")
 
 
 def _process_alive(holder: str) -> bool:

@@ -21,7 +21,8 @@ def test_defaults_are_the_issue_defaults() -> None:
     assert config.default_user_agent.startswith("Scrapy/")
     assert (config.max_redirects, config.max_size) == (5, 512_000)
     assert (config.cache_ttl, config.cache_min_ttl, config.cache_max_ttl) == (86_400, 60, 604_800)
-    assert config.cache_size == 10_000
+    # Issue 21: a memory budget instead of a count (no count cap unless set).
+    assert (config.cache_size, config.cache_memory) == (None, 1536 * 2**20)
     assert config.unreachable == "defer"
     assert config.unreachable_allow_after == 2_592_000
     assert config.unreachable_max_wait == 1_800
@@ -42,6 +43,7 @@ def test_every_default_is_listed() -> None:
         "ROBOTSTXT_CACHE_MIN_TTL",
         "ROBOTSTXT_CACHE_MAX_TTL",
         "ROBOTSTXT_CACHE_SIZE",
+        "ROBOTSTXT_CACHE_MEMORY",
         "ROBOTSTXT_FETCH_LEASE_TTL",
         "ROBOTSTXT_PARKED_LEASE_TTL",
         "ROBOTSTXT_SUMMARY",
@@ -101,6 +103,8 @@ def test_every_default_is_listed() -> None:
             id="delay_equal_to_max",
         ),
         pytest.param({"ROBOTSTXT_CACHE_SIZE": 1}, "cache_size", 1, id="cache_of_one"),
+        pytest.param({"ROBOTSTXT_CACHE_MEMORY": "1000"}, "cache_memory", 1000, id="memory_str"),
+        pytest.param({"ROBOTSTXT_CACHE_MEMORY": 0}, "cache_memory", None, id="memory_no_cap"),
     ],
 )
 def test_accepted_values(settings: dict[str, Any], attribute: str, expected: object) -> None:
@@ -179,6 +183,16 @@ def test_usage_setting_values(value: object, expected: tuple[str, ...]) -> None:
         ),
         pytest.param(
             {"ROBOTSTXT_CACHE_SIZE": 0}, "ROBOTSTXT_CACHE_SIZE must be at least 1", id="empty_cache"
+        ),
+        pytest.param(
+            {"ROBOTSTXT_CACHE_MEMORY": -1},
+            "ROBOTSTXT_CACHE_MEMORY must be at least 0",
+            id="negative_memory",
+        ),
+        pytest.param(
+            {"ROBOTSTXT_CACHE_MEMORY": "512 MB"},
+            "ROBOTSTXT_CACHE_MEMORY must be a whole number, got '512 MB'",
+            id="memory_with_unit",
         ),
         pytest.param(
             {"ROBOTSTXT_CACHE_TTL": "a day"},

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from scrapy.settings import Settings
 
+from scrapy_googlerobots.integration.config import DEFAULTS
 from scrapy_googlerobots.stores.base import PolicyStore
 from scrapy_googlerobots.stores.factory import build_store
 from scrapy_googlerobots.stores.layered import LayeredPolicyStore
@@ -29,10 +30,19 @@ def sqlite_path(store: PolicyStore) -> Path:
     return store.shared.path
 
 
-def test_default_is_memory() -> None:
+def test_default_is_memory_within_a_budget_not_a_count() -> None:
     store = build({})
     assert isinstance(store, MemoryPolicyStore)
-    assert store.max_size == 10_000
+    assert store.max_size is None
+    assert store.memory == DEFAULTS["ROBOTSTXT_CACHE_MEMORY"] == 1536 * 2**20
+
+
+def test_cache_memory_applies_and_zero_means_no_cap() -> None:
+    store = build({"ROBOTSTXT_CACHE_MEMORY": 64 * 2**20, "ROBOTSTXT_MAX_SIZE": 1000})
+    assert isinstance(store, MemoryPolicyStore)
+    assert (store.memory, store.body_limit) == (64 * 2**20, 1000)
+    unlimited = build({"ROBOTSTXT_CACHE_MEMORY": 0})
+    assert isinstance(unlimited, MemoryPolicyStore) and unlimited.memory is None
 
 
 def test_cache_size_applies_to_memory() -> None:
@@ -81,6 +91,7 @@ def test_settings_reach_the_layers(tmp_path: Path) -> None:
     )
     assert isinstance(store, LayeredPolicyStore) and isinstance(store.shared, SqlitePolicyStore)
     assert (store.timeout, store.local_ttl, store.local.max_size) == (0.25, 5.0, 11)
+    assert store.local.memory == DEFAULTS["ROBOTSTXT_CACHE_MEMORY"]
     assert (store.shared.timeout, store.shared.max_size, store.shared.allow_after) == (
         0.25,
         11,
