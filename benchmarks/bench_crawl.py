@@ -74,34 +74,30 @@ VARIANT_SETTINGS: dict[str, dict[str, Any]] = {
 # -- the server process -----------------------------------------------------------
 
 
-def serve(files: list[str]) -> None:
-    """Listen on one port per robots.txt file; print the ports; stop when stdin closes."""
-    from twisted.internet import reactor
+def origin_site(robots: bytes) -> Any:
+    """A twisted.web ``Site`` for one origin: ``robots`` at /robots.txt, :data:`PAGE` elsewhere."""
     from twisted.web.resource import Resource
     from twisted.web.server import Site
 
     class Origin(Resource):
         isLeaf = True
 
-        def __init__(self, robots: bytes) -> None:
-            super().__init__()
-            self.robots = robots
-
         def render_GET(self, request: Any) -> bytes:
             if request.path == b"/robots.txt":
                 request.setHeader(b"Content-Type", b"text/plain")
-                return self.robots
+                return robots
             request.setHeader(b"Content-Type", b"text/html")
             return PAGE
 
-    ports = []
-    for name in files:
-        site = Site(Origin((CORPUS / name).read_bytes()))
-        site.displayTracebacks = False
-        site.noisy = False
-        port = reactor.listenTCP(0, site, interface="127.0.0.1")  # type: ignore[attr-defined]
-        ports.append(port.getHost().port)
-    print(json.dumps(ports), flush=True)
+    site = Site(Origin())
+    site.displayTracebacks = False
+    site.noisy = False
+    return site
+
+
+def run_until_stdin_closes() -> None:
+    """Run the reactor until the parent process closes our stdin."""
+    from twisted.internet import reactor
 
     def wait_for_eof() -> None:
         sys.stdin.read()
@@ -109,6 +105,19 @@ def serve(files: list[str]) -> None:
 
     threading.Thread(target=wait_for_eof, daemon=True).start()
     reactor.run()  # type: ignore[attr-defined]
+
+
+def serve(files: list[str]) -> None:
+    """Listen on one port per robots.txt file; print the ports; stop when stdin closes."""
+    from twisted.internet import reactor
+
+    ports = []
+    for name in files:
+        site = origin_site((CORPUS / name).read_bytes())
+        port = reactor.listenTCP(0, site, interface="127.0.0.1")  # type: ignore[attr-defined]
+        ports.append(port.getHost().port)
+    print(json.dumps(ports), flush=True)
+    run_until_stdin_closes()
 
 
 class Server:

@@ -48,7 +48,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import tracemalloc
 from pathlib import Path
@@ -58,11 +57,11 @@ ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus" / "robotstxt"
 sys.path[:0] = [str(ROOT / "example_project" / "cluster")]
 
-from run_cluster import start_redis  # noqa: E402 - after the path set-up
+from bench_crawl import origin_site, run_until_stdin_closes  # noqa: E402 - after the path set-up
+from run_cluster import start_redis  # noqa: E402
 
 VARIANTS = ("none", "stock", "ours")
 USER_AGENT = "BenchBot/1.0 (+https://bench.example/bot)"
-PAGE = b"<!doctype html><title>page</title>" + b"<p>Lorem ipsum dolor sit amet.</p>" * 40
 COMMON_SETTINGS: dict[str, Any] = {
     "USER_AGENT": USER_AGENT,
     "LOG_LEVEL": "WARNING",
@@ -115,24 +114,8 @@ def serve(first: int, count: int, port: int) -> None:
     picks), each on its own loopback address; print the port; stop when stdin closes."""
     from twisted.internet import reactor
     from twisted.web.http import HTTPChannel
-    from twisted.web.resource import Resource
-    from twisted.web.server import Site
 
     files = corpus_files()
-
-    class Origin(Resource):
-        isLeaf = True
-
-        def __init__(self, robots: bytes) -> None:
-            super().__init__()
-            self.robots = robots
-
-        def render_GET(self, request: Any) -> bytes:
-            if request.path == b"/robots.txt":
-                request.setHeader(b"Content-Type", b"text/plain")
-                return self.robots
-            request.setHeader(b"Content-Type", b"text/html")
-            return PAGE
 
     class ClosingChannel(HTTPChannel):
         """One request per connection (``Connection: close``): with thousands of
@@ -145,19 +128,12 @@ def serve(first: int, count: int, port: int) -> None:
     # Each address is its own socket namespace: all can listen on one port.
     files_bodies = [path.read_bytes() for path in files]
     for index in range(first, first + count):
-        site = Site(Origin(files_bodies[index % len(files)]))
+        site = origin_site(files_bodies[index % len(files)])
         site.protocol = ClosingChannel
-        site.noisy = False
         listening = reactor.listenTCP(port, site, interface=address(index))  # type: ignore[attr-defined]
         port = listening.getHost().port
     print(port, flush=True)
-
-    def wait_for_eof() -> None:
-        sys.stdin.read()
-        reactor.callFromThread(reactor.stop)  # type: ignore[attr-defined]
-
-    threading.Thread(target=wait_for_eof, daemon=True).start()
-    reactor.run()  # type: ignore[attr-defined]
+    run_until_stdin_closes()
 
 
 class Server:

@@ -105,13 +105,7 @@ class CrawlSummary:
             f"  requests: {stat('forbidden')} forbidden, {stat('unreachable/deferred')} deferred, "
             f"{stat('unreachable/released')} released, {stat('unreachable/dropped')} dropped",
         ]
-        top = self.top_rules()
-        if top:
-            lines.append("  rules that forbade the most requests:")
-            lines += [
-                f"    {count:>6}  {rule.robots_url} line {rule.line}: Disallow: {rule.rule}"
-                for rule, count in top
-            ]
+        lines += _ranked("rules that forbade the most requests", self.top_rules(), "Disallow: ")
         lines += self._render_usage(stats)
         return "\n".join(lines)
 
@@ -135,13 +129,7 @@ class CrawlSummary:
             f"  usage preferences (declared use: {declared}): {refused} forbidden by robots.txt, "
             f"{dropped} dropped by their Content-Usage header, {carried} responses with preferences"
         ]
-        top = self.top_usage_rules()
-        if top:
-            lines.append("  usage rules that forbade the most requests:")
-            lines += [
-                f"    {count:>6}  {rule.robots_url} line {rule.line}: {rule.rule}"
-                for rule, count in top
-            ]
+        lines += _ranked("usage rules that forbade the most requests", self.top_usage_rules())
         return lines
 
 
@@ -163,3 +151,13 @@ def _top(
         robots_url, rule = names.get(key, (f"{key[0]}/robots.txt", "?"))
         top.append((ForbiddingRule(robots_url, key[1], rule), n))
     return top
+
+
+def _ranked(title: str, top: list[tuple[ForbiddingRule, int]], directive: str = "") -> list[str]:
+    """A summary block: ``title``, then one line per rule with its count (none: no block)."""
+    if not top:
+        return []
+    return [f"  {title}:"] + [
+        f"    {count:>6}  {rule.robots_url} line {rule.line}: {directive}{rule.rule}"
+        for rule, count in top
+    ]

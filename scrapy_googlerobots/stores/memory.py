@@ -14,6 +14,7 @@ times as much per origin.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import OrderedDict
 from typing import TYPE_CHECKING
@@ -146,18 +147,7 @@ class MemoryPolicyStore:
             rules = None
         else:
             rules = self._empty
-        record = PolicyRecord(
-            origin=origin,
-            outcome=record.outcome,
-            body=record.body,
-            status=record.status,
-            fetched_at=record.fetched_at,
-            expires_at=record.expires_at,
-            unreachable_since=record.unreachable_since,
-            failures=record.failures,
-            retry_at=record.retry_at,
-            rules=rules,
-        )
+        record = dataclasses.replace(record, rules=rules)
         self._admit(record)
         return record
 
