@@ -50,7 +50,8 @@ from bench_middleware import (  # noqa: E402 - after the path set-up
     time_per_request,
     warm_ours,
 )
-from run_cluster import Origin, start_redis  # noqa: E402
+from origins import Origin  # noqa: E402
+from run_cluster import start_redis  # noqa: E402
 
 MIDDLEWARES = {
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
@@ -233,8 +234,8 @@ def measure_overhead(cached: int, repeat: int, redis_url: str, workdir: Path) ->
 def measure_park_cost(count: int, batch: int, redis_url: str, workdir: Path) -> None:
     from scrapy import Request
 
-    from scrapy_googlerobots.integration.origin_state import Parked
-    from scrapy_googlerobots.integration.parked_records import ParkedRecords, serialize_request
+    from scrapy_googlerobots.waiting.origin_state import Parked
+    from scrapy_googlerobots.waiting.parked_records import ParkedRecords, serialize_request
 
     print(f"== parked requests kept in the store: {count} requests, released {batch} at a time ==")
     for label, store_setting in (

@@ -21,18 +21,18 @@ __all__ = [
 ]
 
 _LAZY = {
-    "GoogleRobotsTxtMiddleware": "scrapy_googlerobots.integration.middleware",
-    "GoogleRobotParser": "scrapy_googlerobots.integration.parser",
-    "Addon": "scrapy_googlerobots.integration.addon",
-    "RobotsDecision": "scrapy_googlerobots.integration.explain",
-    "forbidden_by": "scrapy_googlerobots.integration.explain",
+    "GoogleRobotsTxtMiddleware": "scrapy_googlerobots.crawl.middleware",
+    "GoogleRobotParser": "scrapy_googlerobots.crawl.stock_parser",
+    "Addon": "scrapy_googlerobots.crawl.addon",
+    "RobotsDecision": "scrapy_googlerobots.reporting.explain",
+    "forbidden_by": "scrapy_googlerobots.reporting.explain",
 }
 
 if TYPE_CHECKING:
-    from scrapy_googlerobots.integration.addon import Addon
-    from scrapy_googlerobots.integration.explain import RobotsDecision, forbidden_by
-    from scrapy_googlerobots.integration.middleware import GoogleRobotsTxtMiddleware
-    from scrapy_googlerobots.integration.parser import GoogleRobotParser
+    from scrapy_googlerobots.crawl.addon import Addon
+    from scrapy_googlerobots.crawl.middleware import GoogleRobotsTxtMiddleware
+    from scrapy_googlerobots.crawl.stock_parser import GoogleRobotParser
+    from scrapy_googlerobots.reporting.explain import RobotsDecision, forbidden_by
 
 
 def __getattr__(name: str) -> Any:

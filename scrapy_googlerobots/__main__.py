@@ -2,7 +2,7 @@
 
 import sys
 
-from scrapy_googlerobots.cli.main import main
+from scrapy_googlerobots.commands.googlerobots import main
 
 if __name__ == "__main__":
     sys.exit(main())

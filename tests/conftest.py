@@ -16,6 +16,29 @@ from servers import FtpServer, RefusedPort, Site, run_crawl
 
 __all__ = ["crawl", "ftp_server", "https_site", "make_ftp", "make_site", "refused_port", "site"]
 
+# The test folders of the Scrapy side (they mirror the package's folders of the
+# same names): their tests run again on the classic reactor in CI, selected
+# with ``-m scrapy_side``. A test elsewhere that crawls marks itself.
+SCRAPY_SIDE_FOLDERS = frozenset(
+    {"runtime", "fetching", "reporting", "waiting", "pacing", "optouts", "crawl"}
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "scrapy_side: a test of the Scrapy side (rerun on the classic reactor in CI)"
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        parts = item.path.parts
+        if "tests" in parts:
+            below = parts[len(parts) - 1 - parts[::-1].index("tests") + 1 :]
+            if below and below[0] in SCRAPY_SIDE_FOLDERS:
+                item.add_marker(pytest.mark.scrapy_side)
+
+
 FTP_FILES: Mapping[str, bytes] = {
     "/robots.txt": b"User-agent: *\nDisallow: /private\n",
     "/page.txt": b"page",

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from scrapy.settings import Settings, default_settings
 
-from scrapy_googlerobots.integration.config import DEFAULTS
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
+from scrapy_googlerobots.runtime.config import DEFAULTS
 from scrapy_googlerobots.stores.factory import build_store
 from scrapy_googlerobots.stores.memory import MemoryPolicyStore
 

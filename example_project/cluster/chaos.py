@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from run_cluster import HERE, Origin
+from origins import HERE, Origin
 
 ORIGINS = 30
 FLAKY = 6

@@ -24,7 +24,7 @@ from scrapy.crawler import Crawler
 from scrapy.http import Response
 
 from scrapy_googlerobots import RobotsDecision
-from scrapy_googlerobots.integration.summary import CrawlSummary
+from scrapy_googlerobots.reporting.summary import CrawlSummary
 
 #: Signal sent with ``exchange=`` an :class:`Exchange` for each robots.txt request.
 robots_exchange = object()

@@ -40,7 +40,7 @@ from typing import NamedTuple
 
 import idna
 
-__all__ = ["DEFAULT_PORTS", "Origin", "ascii_host", "origin_of"]
+__all__ = ["DEFAULT_PORTS", "Origin", "OriginRef", "ascii_host", "origin_of"]
 
 #: Schemes that have a robots.txt, with their default ports (SPEC B1).
 DEFAULT_PORTS: Mapping[str, int] = MappingProxyType({"http": 80, "https": 443, "ftp": 21})
@@ -173,3 +173,13 @@ def _port(scheme: str, port: str | None, url: str) -> int:
     if not 0 < number < 65536:
         raise ValueError(f"port out of range in URL {url!r}")
     return number
+
+
+class OriginRef:
+    """An origin and its store key (computed once: the hot path reads it per request)."""
+
+    __slots__ = ("key", "origin")
+
+    def __init__(self, origin: Origin) -> None:
+        self.origin = origin
+        self.key = origin.key

@@ -2,16 +2,15 @@
 
 Follows google/robotstxt (``robots.cc``) byte for byte: ``parse`` a body once,
 then ask :meth:`RobotsTxt.allowed` / :meth:`RobotsTxt.explain` many times
-(and :meth:`RobotsTxt.usage` for the AI usage preferences of ``_usage``).
-This package imports nothing outside the standard library, so it can be lifted
-out as a library of its own.
+(and :meth:`RobotsTxt.usage` for the AI usage preferences, whose lines
+``scrapy_googlerobots.usagerules`` reads; their names are re-exported here).
+Core: imports the standard library and the other core packages only, so it
+can be lifted out as a library of its own.
 """
 
 from __future__ import annotations
 
-from ._lines import MAX_LINE_LENGTH, LineKind, RobotsLine, scan_lines
-from ._robots import GOOGLE_MAX_SIZE, RequestRate, RobotsTxt, Verdict, parse, product_token
-from ._usage import (
+from scrapy_googlerobots.usagerules import (
     USAGE_CATEGORIES,
     USAGE_DIRECTIVES,
     USAGE_VOCABULARIES,
@@ -21,6 +20,9 @@ from ._usage import (
     parse_usage_line,
     usage_category,
 )
+
+from ._lines import MAX_LINE_LENGTH, LineKind, RobotsLine, scan_lines
+from ._robots import GOOGLE_MAX_SIZE, RequestRate, RobotsTxt, Verdict, parse, product_token
 
 __all__ = [
     "GOOGLE_MAX_SIZE",

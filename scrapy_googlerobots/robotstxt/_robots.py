@@ -8,6 +8,9 @@ from array import array
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+from scrapy_googlerobots.usagerules import USAGE_DIRECTIVES as _USAGE_DIRECTIVES
+from scrapy_googlerobots.usagerules import UsageRule, parse_usage_line
+
 from ._lines import (
     EXACT_KEYS,
     WHITESPACE,
@@ -18,8 +21,6 @@ from ._lines import (
 )
 from ._match import HTTP_AUTHORITY, path_params_query
 from ._policy import Policy
-from ._usage import USAGE_DIRECTIVES as _USAGE_DIRECTIVES
-from ._usage import UsageRule, parse_usage_line
 
 __all__ = ["GOOGLE_MAX_SIZE", "RequestRate", "RobotsTxt", "Verdict", "parse", "product_token"]
 

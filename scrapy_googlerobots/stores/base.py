@@ -12,7 +12,16 @@ from typing import Protocol, runtime_checkable
 
 from scrapy_googlerobots.policy.record import PolicyRecord
 
-__all__ = ["ParkedStore", "PolicyStore"]
+__all__ = ["STORE_ERRORS_STAT", "ParkedStore", "PolicyStore", "StatsLike"]
+
+STORE_ERRORS_STAT = "robotstxt/store/errors"
+"""Failed or too slow store operations, corrupt or unusable store files."""
+
+
+class StatsLike(Protocol):
+    """The part of Scrapy's ``StatsCollector`` the stores use."""
+
+    def inc_value(self, key: str, count: int = 1, start: int = 0) -> None: ...
 
 
 @runtime_checkable

@@ -24,8 +24,8 @@ from pathlib import Path
 from scrapy.settings import BaseSettings
 
 from scrapy_googlerobots.robotstxt import GOOGLE_MAX_SIZE
-from scrapy_googlerobots.stores.base import PolicyStore
-from scrapy_googlerobots.stores.layered import STORE_ERRORS_STAT, LayeredPolicyStore, StatsLike
+from scrapy_googlerobots.stores.base import STORE_ERRORS_STAT, PolicyStore, StatsLike
+from scrapy_googlerobots.stores.layered import LayeredPolicyStore
 from scrapy_googlerobots.stores.memory import MemoryPolicyStore
 from scrapy_googlerobots.stores.memory_cost import DEFAULT_CACHE_MEMORY
 

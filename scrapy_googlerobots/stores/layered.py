@@ -21,24 +21,17 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.record import PolicyRecord
-from scrapy_googlerobots.stores.base import ParkedStore, PolicyStore
+from scrapy_googlerobots.stores.base import STORE_ERRORS_STAT, ParkedStore, PolicyStore, StatsLike
 from scrapy_googlerobots.stores.memory import MemoryPolicyStore
 
-__all__ = [
-    "STORE_ERRORS_STAT",
-    "LayeredPolicyStore",
-    "StatsLike",
-    "relevant_until",
-]
+__all__ = ["LayeredPolicyStore", "relevant_until"]
 
 logger = logging.getLogger(__name__)
 
-STORE_ERRORS_STAT = "robotstxt/store/errors"
-"""Failed or too slow store operations, corrupt or unusable store files."""
 STORE_OUTAGES_STAT = "robotstxt/store/outages"
 """Times the shared store was taken out of the path (one per outage)."""
 
@@ -52,12 +45,6 @@ _PROBE_MAX = 30.0
 _FRESH_SIZE = 10_000
 
 _T = TypeVar("_T")
-
-
-class StatsLike(Protocol):
-    """The part of Scrapy's ``StatsCollector`` the stores use."""
-
-    def inc_value(self, key: str, count: int = 1, start: int = 0) -> None: ...
 
 
 def relevant_until(record: PolicyRecord, allow_after: float) -> float:

@@ -17,11 +17,11 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections import OrderedDict
-from typing import TYPE_CHECKING
 
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.record import PolicyRecord
 from scrapy_googlerobots.robotstxt import GOOGLE_MAX_SIZE, parse
+from scrapy_googlerobots.stores.base import StatsLike
 from scrapy_googlerobots.stores.compact import pack, unpack
 from scrapy_googlerobots.stores.memory_cost import (
     DEFAULT_CACHE_MEMORY,
@@ -29,9 +29,6 @@ from scrapy_googlerobots.stores.memory_cost import (
     hot_cost,
     hot_memory,
 )
-
-if TYPE_CHECKING:
-    from scrapy_googlerobots.stores.layered import StatsLike
 
 __all__ = ["EVICTED_STAT", "MemoryPolicyStore"]
 

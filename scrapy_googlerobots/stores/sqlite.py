@@ -35,8 +35,9 @@ from pathlib import Path
 
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.record import PolicyRecord
+from scrapy_googlerobots.stores.base import STORE_ERRORS_STAT, StatsLike
 from scrapy_googlerobots.stores.compact import deflate, inflate
-from scrapy_googlerobots.stores.layered import STORE_ERRORS_STAT, StatsLike, relevant_until
+from scrapy_googlerobots.stores.layered import relevant_until
 
 __all__ = ["SqlitePolicyStore"]
 

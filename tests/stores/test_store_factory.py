@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from scrapy.settings import Settings
 
-from scrapy_googlerobots.integration.config import DEFAULTS
+from scrapy_googlerobots.runtime.config import DEFAULTS
 from scrapy_googlerobots.stores.base import PolicyStore
 from scrapy_googlerobots.stores.factory import build_store
 from scrapy_googlerobots.stores.layered import LayeredPolicyStore

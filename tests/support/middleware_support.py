@@ -10,7 +10,7 @@ from scrapy import Request
 from scrapy.http import Response
 
 from scrapy_googlerobots import GoogleRobotsTxtMiddleware
-from scrapy_googlerobots.integration.scrapy_compat import REQUEST_SCHEDULED_CAN_DROP
+from scrapy_googlerobots.runtime.scrapy_compat import REQUEST_SCHEDULED_CAN_DROP
 
 from servers import CrawlResult, RecordingSpider
 

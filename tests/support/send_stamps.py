@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 from scrapy import Request, signals
 from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
 
-from scrapy_googlerobots.integration.scrapy_compat import downloader_slot
+from scrapy_googlerobots.runtime.scrapy_compat import downloader_slot
 
 SENT_HEADER = "X-Test-Sent"
 REACHED_HEADER = "X-Test-Reached-After"

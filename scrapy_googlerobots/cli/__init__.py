@@ -1,1 +1,0 @@
-"""The ``googlerobots`` command: check URLs against a robots.txt, lint a robots.txt."""

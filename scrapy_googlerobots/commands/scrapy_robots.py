@@ -1,0 +1,454 @@
+"""``scrapy robots URL [URL ...]``: URLs checked against robots.txt with the project's settings.
+
+Registered through the ``scrapy.commands`` entry point. Each URL's origin
+robots.txt is fetched through a real crawler and engine: inside a project, its
+``USER_AGENT``, ``ROBOTSTXT_USER_AGENT``, proxies, default headers, downloader
+middlewares and add-ons apply (elsewhere Scrapy's defaults and ``-s``), and
+:class:`RobotsFetcher` applies Google's status, redirect and size rules. Per
+URL it prints the verdict, the deciding line, the product token, and the crawl
+delay the project's settings would apply for the chosen group
+(``ROBOTSTXT_CRAWL_DELAY``, capped at ``ROBOTSTXT_CRAWL_DELAY_MAX``, as
+:func:`~scrapy_googlerobots.pacing.crawl_delay.applied_delay` decides).
+
+With ``--usage CATEGORY`` (or the project's ``ROBOTSTXT_USAGE``) a URL whose
+robots.txt says "no" for a declared AI use is DISALLOWED too, with the deciding
+``Content-Usage`` / ``Content-Signal`` line, as the crawl would not fetch it.
+
+Exit status: 0 every URL allowed; 1 any disallowed (an unreachable robots.txt
+disallows its whole origin, as for Google); 2 usage error, or the check could
+not run (invalid settings, the crawl did not start or was interrupted).
+
+How the crawl is driven, on every Scrapy from 2.11: a spider without start
+requests; the fetches start on ``engine_started``, ``spider_idle`` keeps the
+spider open until they are done, and then the spider is closed at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import logging
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from scrapy import Spider, signals
+from scrapy.commands import ScrapyCommand
+from scrapy.core.engine import ExecutionEngine
+from scrapy.exceptions import DontCloseSpider, UsageError
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from scrapy.utils.project import inside_project
+from twisted.internet.defer import DeferredList
+from twisted.python.failure import Failure
+
+from scrapy_googlerobots.commands.googlerobots import rule_texts, unreachable_reason, usage_verdict
+from scrapy_googlerobots.fetching.fetcher import FetchResult, RobotsFetcher
+from scrapy_googlerobots.pacing.crawl_delay import applied_delay
+from scrapy_googlerobots.policy.canonical import canonicalize_url
+from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
+from scrapy_googlerobots.policy.origin import Origin, origin_of
+from scrapy_googlerobots.policy.usage import declared_use
+from scrapy_googlerobots.policy.useragent import crawler_token
+from scrapy_googlerobots.reporting.explain import UsagePreference
+from scrapy_googlerobots.robotstxt import USAGE_CATEGORIES, RobotsTxt, parse
+from scrapy_googlerobots.runtime.config import RobotsConfig
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+__all__ = ["Command", "OriginCheck", "UrlVerdict"]
+
+# The logger keeps the name it had before the package was split by concern
+# (issue 25), so log lines and users' filters on it stay as they were.
+logger = logging.getLogger("scrapy_googlerobots.integration.robots_command")
+
+# ExecutionEngine.close_spider_async (2.14+) replaced close_spider(spider, reason).
+_CLOSE_SPIDER_ASYNC = inspect.iscoroutinefunction(
+    getattr(ExecutionEngine, "close_spider_async", None)
+)
+
+
+@dataclass(frozen=True)
+class OriginCheck:
+    """What one origin's robots.txt fetch means for the URLs of that origin."""
+
+    robots_url: str
+    outcome: FetchOutcome
+    reason: str
+    """``HTTP 200``, ``more than 5 redirects``, ``ConnectionRefusedError: …``."""
+    redirects: tuple[str, ...]
+    rules: RobotsTxt | None
+    """The parsed rules (outcome RULES only)."""
+    texts: dict[int, str]
+    """Allow/disallow and Content-Usage/Content-Signal lines by number, as written."""
+    crawl_delay: float | None
+    """The delay the group chosen for the product token asks (the larger of
+    Crawl-delay and Request-rate's seconds per request), if any."""
+    applied_delay: float | None = None
+    """The delay a crawl with these settings applies: None when pacing is off
+    (``ROBOTSTXT_CRAWL_DELAY``) or nothing is asked; capped at the maximum."""
+    pacing: bool = False
+    """``ROBOTSTXT_CRAWL_DELAY``: whether the crawl paces by robots.txt at all."""
+
+    @classmethod
+    def of(
+        cls, result: FetchResult, origin: Origin, token: str, config: RobotsConfig
+    ) -> OriginCheck:
+        """Read one :class:`RobotsFetcher` result for ``token``, with ``config``'s pacing."""
+        rules, texts, delay = None, {}, None
+        if result.outcome is FetchOutcome.RULES:
+            rules, texts = parse(result.body), rule_texts(result.body, usage=True)
+            delay = rules.delay(token)
+        applied = applied_delay(delay, config.crawl_delay_max) if config.crawl_delay else None
+        return cls(
+            origin.robots_url,
+            result.outcome,
+            result.reason,
+            tuple(result.redirects),
+            rules,
+            texts,
+            delay,
+            applied,
+            config.crawl_delay,
+        )
+
+    def verdict(self, url: str, token: str, usage: tuple[str, ...] = ()) -> UrlVerdict:
+        """The answer for ``url`` (of this origin) and ``token``; ``usage``: the declared
+        AI uses (a "no" for one of them disallows, as the crawl would not fetch the URL)."""
+        preferences: dict[str, UsagePreference | None] = dict.fromkeys(usage)
+        if self.rules is None:
+            if self.outcome is FetchOutcome.UNREACHABLE:
+                why = unreachable_reason(self.reason)
+                return UrlVerdict(url, False, None, None, why, self, preferences)
+            why = f"no robots.txt ({self.reason})"
+            return UrlVerdict(url, True, None, None, why, self, preferences)
+        canonical = canonicalize_url(url)
+        verdict = self.rules.explain(canonical, token)
+        line, rule, why = None, None, "no matching rule"
+        if verdict.line:
+            line, rule = verdict.line, self.texts.get(verdict.line, verdict.rule or "")
+            why = f"line {line}: {rule}"
+        if verdict.allowed and self.rules.has_usage:
+            found = self.rules.usage(canonical, token)
+            for category in USAGE_CATEGORIES:
+                if category in found:
+                    preferences[category] = UsagePreference.of_rule(
+                        found[category], self.robots_url
+                    )
+        for category in usage:
+            refused = preferences[category]
+            if refused is not None and not refused.allowed:
+                # The wording of ``googlerobots check --usage``.
+                _, why = usage_verdict(self.rules, self.texts, canonical, token, category)
+                rule = self.texts.get(refused.line, refused.rule)
+                return UrlVerdict(url, False, refused.line, rule, why, self, preferences)
+        return UrlVerdict(url, verdict.allowed, line, rule, why, self, preferences)
+
+    def describe(self) -> str:
+        """One line: where robots.txt was read, what it means, the crawl delay."""
+        hops = "".join(f" -> {url}" for url in self.redirects)
+        if self.outcome is FetchOutcome.UNREACHABLE:
+            return f"{self.robots_url}{hops}: {self.reason}, unreachable: every URL disallowed"
+        if self.rules is None:
+            return f"{self.robots_url}{hops}: {self.reason}, no rules: every URL allowed"
+        delay = self.delay_text()
+        return f"{self.robots_url}{hops}: {self.reason}, rules apply; crawl delay: {delay}"
+
+    def delay_text(self) -> str:
+        """The crawl delay a crawl with the project's settings applies, and why."""
+        asked, applied = self.crawl_delay, self.applied_delay
+        if not asked or asked <= 0:
+            return "none"
+        if not self.pacing:
+            return f"none applied (robots.txt asks {asked:g} s; ROBOTSTXT_CRAWL_DELAY is off)"
+        if applied is None:
+            return f"none applied (robots.txt asks {asked:g} s; ROBOTSTXT_CRAWL_DELAY_MAX = 0)"
+        if applied < asked:
+            return f"{applied:g} s (capped from {asked:g} s by ROBOTSTXT_CRAWL_DELAY_MAX)"
+        return f"{applied:g} s"
+
+
+@dataclass(frozen=True)
+class UrlVerdict:
+    """One URL's answer: allowed or not, and why."""
+
+    url: str
+    allowed: bool
+    line: int | None
+    rule: str | None
+    """The deciding line as written (``Disallow: /private/``)."""
+    reason: str
+    robots: OriginCheck
+    usage: dict[str, UsagePreference | None] = field(default_factory=dict)
+    """The declared AI uses and robots.txt's preferences for the URL, by category: the
+    deciding rule, or None when robots.txt states none for a declared category."""
+
+    @property
+    def usage_text(self) -> str:
+        """``train-ai=y (line 5), search: no preference``; empty without usage to show."""
+        return ", ".join(
+            f"{category}: no preference" if p is None else f"{category}={p.value} (line {p.line})"
+            for category, p in self.usage.items()
+        )
+
+
+class _RobotsCheck:
+    """Fetches the origins' robots.txt through one crawler, then has the spider closed."""
+
+    def __init__(self, origins: list[Origin]) -> None:
+        self.origins = origins
+        self.results: list[FetchResult] | None = None
+        self.config: RobotsConfig | None = None
+        self.error: str | None = None
+        self._crawler: Crawler | None = None
+        self._done = False
+
+    def attach(self, crawler: Crawler) -> None:
+        self._crawler = crawler
+        crawler.signals.connect(self._on_engine_started, signal=signals.engine_started)
+        crawler.signals.connect(self._on_spider_idle, signal=signals.spider_idle)
+
+    def _on_engine_started(self) -> None:
+        # Not returned: the engine goes on starting while the fetches run.
+        deferred_from_coro(self._run())
+
+    def _on_spider_idle(self) -> None:
+        if not self._done:
+            raise DontCloseSpider
+
+    async def _run(self) -> None:
+        crawler = self._crawler
+        assert crawler is not None and crawler.engine is not None
+        try:
+            # Read now: add-ons and command-line settings have been applied.
+            self.config = RobotsConfig.from_settings(crawler.settings)
+            fetcher = RobotsFetcher(crawler, self.config)
+            fetches = [deferred_from_coro(fetcher.fetch(origin)) for origin in self.origins]
+            answers = await maybe_deferred_to_future(DeferredList(fetches, consumeErrors=True))
+            for _, value in answers:
+                if isinstance(value, Failure):  # a bug: fetch() reports download errors
+                    value.raiseException()
+            self.results = [value for _, value in answers]
+        except ValueError as exc:  # a ROBOTSTXT_* setting that cannot work
+            self.error = str(exc)
+        except Exception as exc:
+            logger.exception("scrapy robots: the check failed")
+            self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            self._done = True
+            # At once: waiting for the next idle check could take a heartbeat (5 s).
+            engine = crawler.engine
+            if _CLOSE_SPIDER_ASYNC:
+                deferred_from_coro(engine.close_spider_async(reason="finished"))
+            else:
+                assert crawler.spider is not None
+                engine.close_spider(crawler.spider, "finished")
+
+
+class _RobotsSpider(Spider):
+    """No requests of its own: the check's robots.txt downloads go through its engine."""
+
+    name = "robots"
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> _RobotsSpider:
+        check: _RobotsCheck = kwargs.pop("check")
+        spider: _RobotsSpider = super().from_crawler(crawler, *args, **kwargs)
+        check.attach(crawler)
+        return spider
+
+
+def _targets(args: list[str]) -> list[tuple[str, Origin]]:
+    """Each URL with its origin; UsageError (exit 2) for one without robots.txt."""
+    if not args:
+        raise UsageError("give at least one URL", print_help=False)
+    targets = []
+    for url in args:
+        try:
+            origin = origin_of(url)
+        except ValueError as exc:
+            raise UsageError(f"{url!r}: {exc}", print_help=False) from None
+        if origin is None:
+            raise UsageError(
+                f"{url!r}: only http, https and ftp URLs have a robots.txt", print_help=False
+            )
+        targets.append((url, origin))
+    return targets
+
+
+class Command(ScrapyCommand):
+    """``scrapy robots``: whether URLs may be crawled, with the project's settings."""
+
+    # Like ``scrapy fetch``: inside a project its settings apply, elsewhere Scrapy's defaults.
+    requires_project = False
+    default_settings: ClassVar[dict[str, Any]] = {"LOG_LEVEL": "WARNING", "LOGSTATS_INTERVAL": 0}
+
+    def syntax(self) -> str:
+        return "[options] <url> [<url> ...]"
+
+    def short_desc(self) -> str:
+        return "Check URLs against their robots.txt, fetched with the project's settings"
+
+    def long_desc(self) -> str:
+        return (
+            "Fetch the robots.txt of each URL's origin through Scrapy with the project's "
+            "settings (user agent, ROBOTSTXT_USER_AGENT, proxies, headers, downloader "
+            "middlewares), read it the way Google does and print, per URL, ALLOWED or "
+            "DISALLOWED with the deciding line, the product token and the crawl delay "
+            "the settings apply (ROBOTSTXT_CRAWL_DELAY, ROBOTSTXT_CRAWL_DELAY_MAX). "
+            "With --usage CATEGORY (or ROBOTSTXT_USAGE), a URL whose robots.txt says no to "
+            "that AI use is DISALLOWED, with its Content-Usage / Content-Signal line. "
+            "Exit status: 0 all allowed, 1 any disallowed, 2 usage error or no check."
+        )
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        super().add_options(parser)
+        parser.add_argument(
+            "--json", action="store_true", help="print one JSON document (for scripts)"
+        )
+        parser.add_argument(
+            "--usage",
+            metavar="CATEGORY",
+            action="append",
+            help=(
+                "an AI use the crawl collects content for (train-ai, ai-use, search, or "
+                "ai-train, ai-input); a URL whose robots.txt says no to it is DISALLOWED. "
+                "Repeat or separate with commas; replaces ROBOTSTXT_USAGE"
+            ),
+        )
+
+    def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
+        super().process_options(args, opts)
+        assert self.settings is not None
+        # A check must never resume, or write to, the persisted state of a crawl.
+        self.settings.set("JOBDIR", None, priority="cmdline")
+
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        targets = _targets(args)
+        assert self.settings is not None
+        try:
+            # Early, for a clear message: a bad setting also stops the middleware.
+            RobotsConfig.from_settings(self.settings)
+            usage = None if opts.usage is None else declared_use(",".join(opts.usage), "--usage")
+        except ValueError as exc:
+            raise UsageError(str(exc), print_help=False) from None
+        origins = list(dict.fromkeys(origin for _, origin in targets))
+        check = _RobotsCheck(origins)
+        process = self.crawler_process
+        assert process is not None
+        process.crawl(process.create_crawler(_RobotsSpider), check=check)
+        process.start()
+        config, results = check.config, check.results
+        if check.error is not None or config is None or results is None:
+            why = check.error or "the crawl did not start or was stopped (see the log)"
+            print(f"scrapy robots: error: {why}", file=sys.stderr)
+            self.exitcode = 2
+            return
+        setting = "ROBOTSTXT_USER_AGENT" if config.user_agent else "USER_AGENT"
+        agent = config.user_agent or config.default_user_agent
+        token = crawler_token(agent)
+        if token in ("", "Mozilla"):
+            print(
+                f"scrapy robots: note: {setting} {agent!r} names no crawler (product token "
+                f"{token!r}); set ROBOTSTXT_USER_AGENT to your crawler's name",
+                file=sys.stderr,
+            )
+        if not config.obey and inside_project():
+            print(
+                "scrapy robots: note: ROBOTSTXT_OBEY is off: this project's crawls "
+                "do not check robots.txt",
+                file=sys.stderr,
+            )
+        declared = (usage, "--usage") if usage is not None else (config.usage, "ROBOTSTXT_USAGE")
+        robots = {
+            o: OriginCheck.of(r, o, token, config) for o, r in zip(origins, results, strict=True)
+        }
+        verdicts = [robots[origin].verdict(url, token, declared[0]) for url, origin in targets]
+        if opts.json:
+            document = _document(agent, setting, token, verdicts, declared[0])
+            output = json.dumps(document, indent=2) + "\n"
+        else:
+            output = _text(agent, setting, token, verdicts, declared)
+        _write(output)
+        self.exitcode = 0 if all(v.allowed for v in verdicts) else 1
+
+
+def _write(output: str) -> None:
+    """Write to stdout; a URL it cannot encode is escaped, a closed pipe (``| head``) is quiet."""
+    try:
+        sys.stdout.buffer.write(output.encode(sys.stdout.encoding, "backslashreplace"))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Keep the interpreter's final flush from failing again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _text(
+    agent: str,
+    setting: str,
+    token: str,
+    verdicts: list[UrlVerdict],
+    declared: tuple[tuple[str, ...], str] = ((), ""),
+) -> str:
+    """One line per origin's robots.txt, its URLs under it (in argument order)."""
+    lines = [f"product token: {token} (from {setting} = {agent!r})"]
+    if declared[0]:
+        lines.append(f"declared AI use: {', '.join(declared[0])} (from {declared[1]})")
+    by_robots: dict[str, list[UrlVerdict]] = {}
+    for verdict in verdicts:
+        by_robots.setdefault(verdict.robots.robots_url, []).append(verdict)
+    for group in by_robots.values():
+        lines.append(group[0].robots.describe())
+        for verdict in group:
+            word = "ALLOWED" if verdict.allowed else "DISALLOWED"
+            usage = f"; usage: {verdict.usage_text}" if verdict.allowed and verdict.usage else ""
+            lines.append(f"  {word:<11} {verdict.url}  {verdict.reason}{usage}")
+    return "\n".join(lines) + "\n"
+
+
+def _document(
+    agent: str,
+    setting: str,
+    token: str,
+    verdicts: list[UrlVerdict],
+    declared: tuple[str, ...] = (),
+) -> dict[str, object]:
+    """The ``--json`` document: the agent, then one entry per URL in argument order."""
+    return {
+        "user_agent": agent,
+        "user_agent_setting": setting,
+        "token": token,
+        "declared_use": list(declared),
+        "all_allowed": all(v.allowed for v in verdicts),
+        "urls": [
+            {
+                "url": v.url,
+                "allowed": v.allowed,
+                "line": v.line,
+                "rule": v.rule,
+                "reason": v.reason,
+                "token": token,
+                "usage": {
+                    category: None
+                    if p is None
+                    else {
+                        "allowed": p.allowed,
+                        "line": p.line,
+                        "rule": v.robots.texts.get(p.line, p.rule),
+                    }
+                    for category, p in v.usage.items()
+                },
+                "crawl_delay": v.robots.crawl_delay,
+                "crawl_delay_applied": v.robots.applied_delay,
+                "robots_txt": {
+                    "url": v.robots.robots_url,
+                    "redirects": list(v.robots.redirects),
+                    "outcome": v.robots.outcome.value,
+                    "reason": v.robots.reason,
+                },
+            }
+            for v in verdicts
+        ],
+    }

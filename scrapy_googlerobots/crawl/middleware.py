@@ -1,0 +1,659 @@
+"""GoogleRobotsTxtMiddleware: Scrapy's robots.txt middleware, with Google's rules (SPEC part B).
+
+The class is the Scrapy shell: it reads the settings, wires the signals,
+answers :meth:`~GoogleRobotsTxtMiddleware.process_request` from the cache (the
+hot path) and delegates everything else:
+
+- the decision on a cached record: :func:`scrapy_googlerobots.policy.decision.decide`;
+- waiting requests: :class:`~scrapy_googlerobots.waiting.waiting_room.WaitingRoom`;
+- fetching: :class:`~scrapy_googlerobots.fetching.coordinator.FetchCoordinator` and
+  :class:`~scrapy_googlerobots.fetching.fetcher.RobotsFetcher`;
+- log lines, stats, signals: :class:`~scrapy_googlerobots.reporting.reporter.Reporter`.
+
+How a request meets robots.txt:
+
+1. :meth:`process_request` answers from the cache (the hot path). A request
+   of an origin with a fresh copy meets no other handler of ours.
+2. While some origin has a fetch, a wait or a retry pending, a
+   ``request_scheduled`` handler is connected: a request whose origin has no
+   usable policy is *parked* there, before the scheduler, in the waiting room
+   (outside the downloader too), and its origin's one fetch starts. The
+   handler is disconnected once nothing is pending.
+3. A request that reaches :meth:`process_request` with no usable policy
+   (scheduled while nothing was pending, or expired in the scheduler) starts
+   its origin's fetch, which connects the handler, and is handed back to the
+   engine once, with ``dont_filter`` (it passed the duplicate filter already),
+   to be parked. One that comes straight back (``engine.download`` re-downloads
+   what it is handed), or that cannot be handed back (a test double's engine,
+   Scrapy < 2.11.2), waits inline, as the stock middleware does.
+4. When the fetch yields a policy, the parked requests go back to the engine
+   and :meth:`process_request` judges each by the copy it waited for. A request
+   parked at ``request_scheduled`` meets the duplicate filter once, on release.
+
+Once the spider begins closing, no fetch starts and every wait ends, and the
+parked requests are handed over where the crawl goes on
+(:meth:`GoogleRobotsTxtMiddleware._shutdown`): left in the shared store for
+another worker or the resumed crawl to adopt, or put back into a scheduler
+that persists its queue; only with neither do they get their errback.
+
+AI usage preferences (robots.txt ``Content-Usage`` / ``Content-Signal`` rules,
+the ``Content-Usage`` response header) are checked by :class:`~.usage.UsageGate`:
+in :meth:`process_request` only for origins whose robots.txt has usage rules,
+in :meth:`process_response` only for responses with the header or of such origins.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request, signals
+from scrapy.dupefilters import RFPDupeFilter
+from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
+from scrapy.utils.defer import deferred_from_coro
+from scrapy.utils.misc import load_object
+from twisted.internet.defer import Deferred, fail, succeed
+
+from scrapy_googlerobots.crawl.agents import AgentTokens
+from scrapy_googlerobots.crawl.lifecycle import CloseWatch
+from scrapy_googlerobots.crawl.stock_parser import GoogleRobotParser
+from scrapy_googlerobots.fetching.coordinator import FetchCoordinator
+from scrapy_googlerobots.fetching.fetcher import RobotsFetcher
+from scrapy_googlerobots.optouts.usage_gate import UsageGate
+from scrapy_googlerobots.pacing.crawl_delay import CrawlPacer, DelayLookup
+from scrapy_googlerobots.policy.canonical import canonicalize_url
+from scrapy_googlerobots.policy.decision import Action, is_the_copy_waited_for
+from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
+from scrapy_googlerobots.policy.origin import OriginRef, origin_of
+from scrapy_googlerobots.policy.record import FetchTimings, ParsedRulesCache
+from scrapy_googlerobots.reporting.explain import RobotsDecision, explain_rules
+from scrapy_googlerobots.reporting.reporter import FORBIDDEN_MESSAGE, Reporter
+from scrapy_googlerobots.reporting.summary import CrawlSummary
+from scrapy_googlerobots.runtime.config import RobotsConfig
+from scrapy_googlerobots.runtime.scrapy_compat import (
+    PROCESS_REQUEST_IS_COROUTINE,
+    REQUEST_SCHEDULED_CAN_DROP,
+    call_before_scheduler_close,
+    crawler_engine,
+    engine_is_running,
+    engine_takes_requests_back,
+)
+from scrapy_googlerobots.runtime.timers import Timer
+from scrapy_googlerobots.stores.factory import build_store
+from scrapy_googlerobots.stores.layered import LayeredPolicyStore
+from scrapy_googlerobots.waiting.legacy_journal import take_up_legacy_journal
+from scrapy_googlerobots.waiting.origin_state import (
+    DROP_META,
+    HANDED_BACK_META,
+    OWN_DONT_FILTER_META,
+    RELEASED_META,
+    WAITING_SINCE_META,
+    OriginState,
+    Parked,
+)
+from scrapy_googlerobots.waiting.parked_records import (
+    NO_RECORDS,
+    ParkedRecords,
+    Records,
+    serialize_request,
+)
+from scrapy_googlerobots.waiting.waiting_room import WaitingRoom, disallow_message
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from typing_extensions import Self
+
+    from scrapy_googlerobots.policy.record import PolicyRecord
+    from scrapy_googlerobots.robotstxt import RobotsTxt
+
+__all__ = ["FORBIDDEN_MESSAGE", "GoogleRobotsTxtMiddleware"]
+
+# Largest scheme://authority prefix remembered by the origin memo (longer
+# ones, e.g. huge data: URLs, are resolved each time instead of stored).
+_MEMO_KEY_MAX = 512
+# Entries of the origin memo (cleared when full): a few times the origins with
+# requests in flight, independent of how many origins the crawl meets.
+_MEMO_SIZE = 10_000
+_PARSED_RULES_SIZE = 4_096
+_UNSEEN: Any = object()
+
+
+class GoogleRobotsTxtMiddleware:
+    """Downloader middleware obeying robots.txt the way Googlebot does (see the module doc).
+
+    ``clock`` (seconds, default :func:`time.time`) dates cache records and
+    waits; tests pass a movable one through a subclass.
+    """
+
+    DOWNLOAD_PRIORITY: int = 1000
+
+    def __init__(self, crawler: Crawler, *, clock: Callable[[], float] | None = None) -> None:
+        config = RobotsConfig.from_settings(crawler.settings)
+        if not config.obey:
+            raise NotConfigured
+        self.crawler = crawler
+        self.config = config
+        self._clock: Callable[[], float] = clock or time.time
+        self._store = build_store(crawler.settings, crawler.stats, clock=self._clock)
+        self._store_get = self._store.get
+        timings = _timings(config)
+        self._reporter = Reporter(crawler, config, timings, GoogleRobotParser.from_robotstxt)
+        self._usage = UsageGate(config.usage, self._reporter, self.explain)
+        self._usage_judge = self._usage.judge
+        # Parsed rules of records a shared store returns without them (the
+        # local cache parses its own quiet records again on their next use).
+        self._rules = ParsedRulesCache(_PARSED_RULES_SIZE, config.max_size)
+        self._rules_of = self._rules.rules_of
+        # scheme://authority prefix of a URL -> its origin (None: no robots.txt).
+        self._origins: dict[str, OriginRef | None] = {}
+        self._memo_size = _MEMO_SIZE
+        self._agents = AgentTokens(
+            config.user_agent, config.default_user_agent, lambda: {"spider": crawler.spider}
+        )
+        self._fixed_token = self._agents.fixed
+        self._close_watch = CloseWatch(
+            lambda: crawler.engine, self._shutdown, lambda: self._room.busy
+        )
+        self._stopping = self._close_watch.stopping
+        self._room = self._waiting_room(timings)
+        self._records = self._room.records = self._parked_records()
+        # A scheduler that keeps its queue across a stop: JOBDIR's disk queue,
+        # scrapy-redis with SCHEDULER_PERSIST.
+        self._scheduler_keeps = bool(crawler.settings.get("JOBDIR")) or crawler.settings.getbool(
+            "SCHEDULER_PERSIST"
+        )
+        self._connect_signals()
+        # Opt-in: Google ignores Crawl-delay and Request-rate.
+        self._pacer = (
+            CrawlPacer(crawler, self._reporter, self._robots_delay, maximum=config.crawl_delay_max)
+            if config.crawl_delay
+            else None
+        )
+
+    def _parked_records(self) -> Records:
+        """Parked requests kept in the shared store too, when there is one (SQLite, Redis)."""
+        store, ttl = self._store, self.config.parked_lease_ttl
+        if not isinstance(store, LayeredPolicyStore) or store.parked is None or ttl <= 0:
+            return NO_RECORDS
+        crawler = self.crawler
+        settings = crawler.settings
+        # The duplicate filter of this process starts empty (Scrapy's default
+        # filter, no JOBDIR): an adopted request that was handed back (passed
+        # another process's filter) must meet this one, which may hold our own
+        # copy of it. A shared or persisted filter (scrapy-redis, JOBDIR) has
+        # seen it already, so it keeps the dont_filter it was handed back with.
+        fresh_filter = (
+            not settings.get("JOBDIR")
+            and load_object(settings.get("DUPEFILTER_CLASS") or RFPDupeFilter) is RFPDupeFilter
+        )
+        return ParkedRecords(
+            store,
+            ttl=ttl,
+            stats=crawler.stats,
+            spider=lambda: crawler.spider,
+            adopt=self._adopt,
+            fresh_filter=fresh_filter,
+        )
+
+    def _waiting_room(self, timings: FetchTimings) -> WaitingRoom:
+        """The waiting room, and the fetch coordinator it calls for fetches."""
+        crawler, config = self.crawler, self.config
+        room = WaitingRoom(
+            config=config,
+            store=self._store,
+            rules=self._rules,
+            reporter=self._reporter,
+            clock=self._clock,
+            crawl=self._crawl,
+            stopping=self._stopping,
+            watch=self._close_watch.watch,
+            idle=self._room_idle,
+            active=self._listen,
+        )
+        room.fetches = FetchCoordinator[OriginState](
+            store=self._store,
+            fetcher=RobotsFetcher(crawler, config),
+            reporter=self._reporter,
+            rules=self._rules,
+            timings=timings,
+            clock=self._clock,
+            stopping=self._stopping,
+            engine_running=lambda: engine_is_running(crawler.engine),
+            on_done=room.after_fetch,
+            lease_ttl=config.fetch_lease_ttl,
+        )
+        return room
+
+    def _connect_signals(self) -> None:
+        manager = self.crawler.signals
+        # Read through the module so tests can pretend to be an older Scrapy.
+        self._can_park = REQUEST_SCHEDULED_CAN_DROP
+        # request_scheduled is connected only while some origin is pending (_listen).
+        self._listening = False
+        self._unlisten_timer: Timer | None = None
+        manager.connect(self._on_spider_opened, signal=signals.spider_opened)
+        manager.connect(self._on_spider_idle, signal=signals.spider_idle)
+        manager.connect(self._on_spider_closed, signal=signals.spider_closed)
+
+    def _listen(self) -> None:
+        """An origin is pending: park its requests at ``request_scheduled`` from now on."""
+        self._cancel_unlisten()
+        if self._can_park and not self._listening:
+            self._listening = True
+            self.crawler.signals.connect(
+                self._on_request_scheduled, signal=signals.request_scheduled
+            )
+
+    def _room_idle(self) -> None:
+        """Nothing is pending: requests go straight to the scheduler, with no handler on the way."""
+        self._close_watch.unwatch()
+        if self._listening and self._unlisten_timer is None:
+            # Not now: this may run inside a request_scheduled dispatch, and
+            # disconnecting a receiver there can make Scrapy skip the next one.
+            self._unlisten_timer = Timer(0, self._unlisten)
+
+    def _cancel_unlisten(self) -> None:
+        timer, self._unlisten_timer = self._unlisten_timer, None
+        if timer is not None:
+            timer.cancel()
+
+    def _unlisten(self, *, closing: bool = False) -> None:
+        self._cancel_unlisten()
+        if self._listening and (closing or not self._room.pending):
+            self._listening = False
+            self.crawler.signals.disconnect(
+                self._on_request_scheduled, signal=signals.request_scheduled
+            )
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    # -- the hot path ------------------------------------------------------
+
+    async def _process_request_async(
+        self, request: Request, spider: Spider | None = None
+    ) -> Request | None:
+        """Let ``request`` through (None), raise ``IgnoreRequest``, or hand it back to be parked."""
+        if request.meta.get("dont_obey_robotstxt"):
+            return None
+        url = request.url
+        # The memo key: the URL up to the first "/" from index 8, which always
+        # holds the whole scheme://authority of an http(s)/ftp URL (the
+        # authority starts at index 6 to 8 and has no "/"), so equal keys mean
+        # equal origins. Other schemes map to None whatever the key holds.
+        # (_origin_ref, inlined: this is the hot path.)
+        cut = url.find("/", 8)
+        ref = self._origins.get(url if cut < 0 else url[:cut], _UNSEEN)
+        if ref is _UNSEEN:
+            ref = self._resolve(url, cut)
+        if ref is None:
+            return None
+        record = self._store_get(ref.key)
+        if record is not None and self._clock() < record.expires_at:
+            rules = record.rules or self._rules_of(record)
+            token = self._fixed_token
+            if token is None:
+                token = self._agents.of(request)
+            canonical = canonicalize_url(url)
+            line = rules.deciding_line(canonical, token)
+            if line >= 0:
+                if rules.has_usage:
+                    self._usage_judge(request, rules, canonical, token, ref)
+                return None
+            raise self._reporter.forbidden(request, rules, canonical, token, ref, -line)
+        outcome = self._check_slow(request, ref, record)
+        if outcome is None or isinstance(outcome, Request):
+            return outcome
+        await outcome
+        return None
+
+    def _process_request_deferred(
+        self, request: Request, spider: Spider | None = None
+    ) -> Deferred[Request | None] | None:
+        """As the stock method before Scrapy 2.14: a Deferred for every request it checks."""
+        if request.meta.get("dont_obey_robotstxt") or self._origin_ref(request.url) is None:
+            return None  # like the stock method for data:, file: ... URLs
+        try:
+            outcome = self._check(request)
+        except IgnoreRequest:
+            return fail()
+        if outcome is None or isinstance(outcome, Request):
+            return succeed(outcome)
+        return deferred_from_coro(outcome)  # type: ignore[no-any-return]
+
+    # The stock class's calling convention on the installed Scrapy: ``async def``
+    # from 2.14 (``await mw.process_request(request)``), a Deferred before.
+    process_request = (
+        _process_request_async if PROCESS_REQUEST_IS_COROUTINE else _process_request_deferred
+    )
+
+    def _check(self, request: Request) -> Request | Coroutine[Any, Any, None] | None:
+        """For the Deferred convention: None (let through), raise ``IgnoreRequest``,
+        a Request to hand back, or a wait. (The coroutine convention, the hot
+        path from Scrapy 2.14, inlines the same steps.)"""
+        if request.meta.get("dont_obey_robotstxt"):
+            return None
+        ref = self._origin_ref(request.url)
+        if ref is None:
+            return None
+        record = self._store_get(ref.key)
+        if record is not None and self._clock() < record.expires_at:
+            self._judge(request, record.rules or self._rules_of(record))
+            return None
+        return self._check_slow(request, ref, record)
+
+    def _origin_ref(self, url: str) -> OriginRef | None:
+        """The origin of ``url`` through the memo (the coroutine hot path inlines this)."""
+        cut = url.find("/", 8)
+        ref = self._origins.get(url if cut < 0 else url[:cut], _UNSEEN)
+        return self._resolve(url, cut) if ref is _UNSEEN else ref  # type: ignore[no-any-return]
+
+    def _resolve(self, url: str, cut: int) -> OriginRef | None:
+        prefix = url if cut < 0 else url[:cut]
+        try:
+            origin = origin_of(url)
+        except ValueError as exc:
+            # The download fails on its own; there is no robots.txt to ask.
+            self._reporter.not_checked(url, exc)
+            origin = None
+        ref = None if origin is None else OriginRef(origin)
+        if len(prefix) <= _MEMO_KEY_MAX:
+            if len(self._origins) >= self._memo_size:
+                self._origins.clear()
+            self._origins[prefix] = ref
+        return ref
+
+    def _token(self, request: Request) -> str:
+        """The product token ``request`` is judged for (the hot path inlines this)."""
+        token = self._fixed_token
+        return self._agents.of(request) if token is None else token
+
+    def _judge(self, request: Request, rules: RobotsTxt) -> None:
+        token = self._token(request)
+        canonical = canonicalize_url(request.url)
+        line = rules.deciding_line(canonical, token)
+        if line >= 0 and not rules.has_usage:
+            return
+        ref = self._origin_ref(request.url)
+        assert ref is not None, "only requests with an origin are judged"
+        if line < 0:
+            raise self._reporter.forbidden(request, rules, canonical, token, ref, -line)
+        self._usage_judge(request, rules, canonical, token, ref)
+
+    def process_response(
+        self, request: Request, response: Response, spider: Spider | None = None
+    ) -> Response:
+        """Give ``response.meta["usage_preferences"]`` to a response that carries AI usage
+        preferences (robots.txt, its ``Content-Usage`` header); raise ``IgnoreRequest``
+        when its header says "no" for a use the request declares."""
+        return self._usage.response(request, response)
+
+    def _check_slow(
+        self, request: Request, ref: OriginRef, record: PolicyRecord | None
+    ) -> Request | Coroutine[Any, Any, None] | None:
+        """No fresh record: a released request, a stale copy, a drop, or a wait."""
+        meta = request.meta
+        reason = meta.get(DROP_META)
+        if reason:
+            raise self._reporter.dropped(request, reason, origin=ref.key)
+        if is_the_copy_waited_for(meta.pop(RELEASED_META, None), record):
+            assert record is not None
+            self._judge(request, self._rules_of(record))
+            return None
+        decision = self._room.decide(record, self._clock())
+        if decision.action is Action.APPLY:
+            if decision.fetch:
+                self._room.refresh(ref, request, record)
+            if record is not None and decision.rules:
+                self._judge(request, self._rules_of(record))
+            return None
+        if decision.action is Action.DROP:
+            raise self._reporter.dropped(request, disallow_message(ref), origin=ref.key)
+        if (
+            self._can_park
+            and not meta.get(HANDED_BACK_META)
+            and engine_takes_requests_back(self.crawler.engine)
+            and not self._stopping()
+        ):
+            # Back to the engine: request_scheduled (listening from here on)
+            # parks it outside the downloader. It passed the duplicate filter
+            # once already. A request that never meets the scheduler
+            # (engine.download) comes straight back here and waits inline.
+            meta[HANDED_BACK_META] = True
+            if not request.dont_filter:
+                meta[OWN_DONT_FILTER_META] = True
+                request.dont_filter = True
+            self._room.expect(ref, request, record)
+            self._reporter.handed_back()
+            return request
+        return self._room.wait_inline(request, ref, record, self._judge)
+
+    def _robots_delay(self, request: Request) -> DelayLookup | None:
+        """For the pacer: ``request``'s origin, the robots.txt copy in force, its delay."""
+        ref = self._origin_ref(request.url)
+        if ref is None:
+            return None
+        record = self._store_get(ref.key)
+        if record is None:
+            return None  # not fetched yet (e.g. the robots.txt request itself)
+        token = self._token(request)
+        rules = self._rules_of(record)
+        return ref.key, (record.fetched_at, token), lambda: rules.delay(token)
+
+    # -- parking (request_scheduled) -------------------------------------------
+
+    def _on_request_scheduled(self, request: Request, **_: Any) -> None:
+        meta = request.meta
+        # Back through the engine: if it waits again, it may be handed back again.
+        meta.pop(HANDED_BACK_META, None)
+        if meta.get("dont_obey_robotstxt") or meta.get(DROP_META) or self._close_watch.closing:
+            return
+        ref = self._origin_ref(request.url)
+        if ref is None:
+            return
+        now = self._clock()
+        record = self._store_get(ref.key)
+        if record is not None and now < record.expires_at:
+            return  # the common case: a fresh copy, by which process_request judges
+        if is_the_copy_waited_for(meta.get(RELEASED_META), record):
+            return
+        decision = self._room.decide(record, now)
+        if decision.action is Action.APPLY:
+            if decision.fetch:
+                self._room.refresh(ref, request, record)
+            return
+        if decision.action is Action.DROP:
+            return  # process_request drops it, so that its errback runs
+        if self._stopping():
+            return  # the scheduler keeps it (JOBDIR) or drops it, as without robots.txt
+        self._room.park(ref, request, record, now)
+        # Scrapy >= 2.11.2: the engine drops the request silently (no errback).
+        raise IgnoreRequest("Waiting for robots.txt")
+
+    def _crawl(self, request: Request) -> None:
+        engine = self.crawler.engine
+        if engine is None or self._close_watch.closing:
+            return
+        engine.crawl(request)
+
+    # -- spider lifecycle ------------------------------------------------------
+
+    def _on_spider_idle(self, **_: Any) -> None:
+        if self._close_watch.closing:
+            return
+        if self._room.busy:
+            raise DontCloseSpider
+        # About to close: take over what stopped workers handed over since the
+        # last beat, rather than leave it for the next crawl.
+        if isinstance(self._records, ParkedRecords) and self._records.adopt_now():
+            raise DontCloseSpider
+
+    def _on_spider_opened(self, **_: Any) -> None:
+        # The moment requests can still go to the scheduler, at any close.
+        call_before_scheduler_close(crawler_engine(self.crawler), self._close_watch.close)
+        if isinstance(self._records, ParkedRecords):
+            self._records.start()
+        jobdir, spider = self.crawler.settings.get("JOBDIR"), self.crawler.spider
+        if jobdir and spider is not None:
+            # Upgrade path from 0.1.0 (its JOBDIR/robotstxt.parked journal); goes with it.
+            take_up_legacy_journal(jobdir, spider, self.crawler.stats, self._adopt)
+
+    def _shutdown(self) -> None:
+        """The spider has begun closing: no fetch starts, every wait ends, parked requests move on.
+
+        Each parked request goes where the crawl will find it again, so that
+        it is crawled or judged later exactly once:
+
+        - recorded in the shared store (SQLite, Redis; the default store with
+          ``JOBDIR``): it stays there, and this worker's lease on it is
+          released, so another worker (or the resumed crawl) adopts it at once.
+          Leaving it there, rather than moving it to the scheduler, makes the
+          hand-over one atomic step of the store's adoption: a request is
+          never both re-queued and adopted.
+        - else, with a scheduler that persists its queue (``JOBDIR``,
+          scrapy-redis with ``SCHEDULER_PERSIST``): back to the scheduler,
+          before it closes (its duplicate filter sees a request parked before
+          it for the first time; one handed back from the downloader carries
+          ``dont_filter``, as when it was handed back);
+        - else (or if it cannot be serialized): dropped with its errback.
+        """
+        leases = self._room.fetches.release_leases() if self._room.fetches else 0
+        entries = self._room.shutdown()
+        kept = requeued = 0
+        dropped: list[tuple[str, Parked]] = []
+        engine = crawler_engine(self.crawler)
+        for key, entry in entries:
+            if entry.rid is not None:
+                kept += 1
+            elif self._requeue(engine, entry):
+                requeued += 1
+            else:
+                dropped.append((key, entry))
+        if isinstance(self._records, ParkedRecords):
+            self._records.stop()
+        for key, entry in dropped:
+            reason = f"robots.txt of {key} not known yet: the spider is closing"
+            self._reporter.errback_dropped(entry.request, reason, key)
+        self._reporter.handed_over(kept, requeued, store=self._store, fetch_leases=leases)
+        if dropped:
+            self._reporter.closing_dropped(len(dropped))
+
+    def _requeue(self, engine: Any, entry: Parked) -> bool:
+        """Put ``entry``'s request back into a persisting scheduler; False if it cannot go."""
+        spider = self.crawler.spider
+        if not self._scheduler_keeps or entry.unserializable or engine is None or spider is None:
+            return False
+        request = entry.request
+        try:
+            serialize_request(request, spider)  # the scheduler's disk queue would fail the same way
+        except Exception:
+            return False
+        for key in [k for k in request.meta if k.startswith("_robotstxt_")]:
+            del request.meta[key]  # the wait starts afresh where it is taken up again
+        try:
+            # Our request_scheduled handler lets it pass: the close has begun.
+            engine.crawl(request)
+        except Exception as exc:  # a scheduler that cannot take it any more
+            self._reporter.requeue_failed(request, exc)
+            return False
+        return True
+
+    def _adopt(self, request: Request, rid: str | None = None) -> None:
+        """A request another worker left waiting (recorded as ours under ``rid``): wait or go on.
+
+        Without ``rid`` (a request of a 0.1.0 journal, taken at ``spider_opened``),
+        it is recorded if it waits, or goes to the engine.
+        """
+        if self._close_watch.closing:
+            return  # stays in the store: the next adopter takes it
+        ref = self._origin_ref(request.url)
+        now = self._clock()
+        if ref is not None and self._can_park and not request.meta.get("dont_obey_robotstxt"):
+            record = self._store.get(ref.key)
+            if self._room.decide(record, now).action is Action.WAIT:
+                self._room.park(ref, request, record, now, rid=rid)
+                return
+        if self._records.forget([Parked(request, now, rid=rid)]):
+            self._crawl(request)
+
+    def _on_spider_closed(self, **_: Any) -> None:
+        self._close_watch.close()
+        self._reporter.flush_counts()
+        self._unlisten(closing=True)
+        if self.config.summary:
+            self._reporter.crawl_summary()
+        # Nothing is parked any more: the close handed every waiting request over or dropped it.
+        self._store.close()
+
+    def explain(self, request: Request) -> RobotsDecision | None:
+        """Why robots.txt lets ``request`` through or not, by the copy this crawl holds,
+        with its AI usage preferences for the URL (``usage``).
+
+        None when there is nothing to explain: the URL has no robots.txt
+        (``data:``, ``file:`` ...), or none has been fetched for its origin
+        (not yet, or only failures: see the unreachable rules). The copy may be
+        past its lifetime; the next request of the origin refreshes it.
+        """
+        ref = self._origin_ref(request.url)
+        if ref is None:
+            return None
+        record = self._store.get(ref.key)
+        if record is None or record.outcome is FetchOutcome.UNREACHABLE:
+            return None
+        token = self._token(request)
+        canonical = canonicalize_url(request.url)
+        robots_url = ref.origin.robots_url
+        if record.outcome is FetchOutcome.ALLOW_ALL:
+            return RobotsDecision(canonical, robots_url, True, 0, None, "", token, has_rules=False)
+        return explain_rules(self._rules_of(record), canonical, token, robots_url)
+
+    @property
+    def summary(self) -> CrawlSummary:
+        """What robots.txt did so far: origins and their answers, forbidden requests by rule."""
+        return self._reporter.summary
+
+    # -- for persistence (JOBDIR) ---------------------------------------------
+
+    def parked_requests(self) -> list[Request]:
+        """Requests waiting here for a robots.txt, per origin in the order they arrived.
+
+        They are in neither the scheduler nor the downloader; a component that
+        persists a paused crawl saves them and hands them back with :meth:`park`.
+        """
+        return self._room.parked_requests()
+
+    def park(self, request: Request) -> None:
+        """Put ``request`` (e.g. restored from a paused crawl) on its way again.
+
+        It waits here if its origin has no usable robots.txt yet, or goes to
+        the engine (``engine.crawl``) at once; either way it bypasses the
+        duplicate filter and its wait starts now. Call it with the spider open.
+        """
+        request.dont_filter = True
+        request.meta.pop(WAITING_SINCE_META, None)
+        request.meta.pop(DROP_META, None)
+        ref = self._origin_ref(request.url)
+        if ref is None or not self._can_park or request.meta.get("dont_obey_robotstxt"):
+            self._crawl(request)
+            return
+        now = self._clock()
+        record = self._store.get(ref.key)
+        if self._room.decide(record, now).action is not Action.WAIT:
+            self._crawl(request)
+            return
+        self._room.park(ref, request, record, now)
+
+
+def _timings(config: RobotsConfig) -> FetchTimings:
+    return FetchTimings(
+        cache_ttl=config.cache_ttl,
+        cache_min_ttl=config.cache_min_ttl,
+        cache_max_ttl=config.cache_max_ttl,
+        retry_delay=config.retry_delay,
+        retry_max_delay=config.retry_max_delay,
+        max_size=config.max_size,
+    )

@@ -1,0 +1,6 @@
+"""Scrapy side: the opt-out signals beyond allow/disallow, applied to the crawl.
+
+AI usage preferences against the use the crawl declares (``usage_gate``:
+robots.txt's usage rules and the ``Content-Usage`` header). May import
+``reporting``, ``fetching``, ``runtime`` and the layers below.
+"""

@@ -1,0 +1,399 @@
+"""Where requests wait for their origin's robots.txt, outside the scheduler and the downloader.
+
+A request of an origin with no usable policy (first fetch pending, cache
+expired, robots.txt unreachable in ``"defer"`` mode) is *parked* here, so it
+takes no concurrency from other origins. The :class:`WaitingRoom` keeps one
+:class:`OriginState` per origin with waiting requests: it makes sure a fetch
+or a backoff timer is always pending for it, sends requests past
+``ROBOTSTXT_UNREACHABLE_MAX_WAIT`` back to the engine marked to be dropped,
+and releases the others to the engine when a fetch yields a policy.
+
+Requests that never passed the scheduler (``engine.download`` by user code,
+Scrapy < 2.11.2) cannot be parked; they wait inline (:meth:`WaitingRoom.wait_inline`).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
+
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.defer import Deferred
+
+from scrapy_googlerobots.policy.decision import Action, decide
+from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
+from scrapy_googlerobots.policy.origin import OriginRef
+from scrapy_googlerobots.runtime.timers import Timer, fire
+from scrapy_googlerobots.waiting.origin_state import (
+    DROP_META,
+    RELEASED_META,
+    WAITING_SINCE_META,
+    OriginState,
+    Parked,
+)
+from scrapy_googlerobots.waiting.parked_records import NO_RECORDS, Records
+
+if TYPE_CHECKING:
+    from scrapy import Request
+
+    from scrapy_googlerobots.fetching.coordinator import FetchCoordinator
+    from scrapy_googlerobots.policy.decision import Decision
+    from scrapy_googlerobots.policy.record import ParsedRulesCache, PolicyRecord
+    from scrapy_googlerobots.reporting.reporter import Reporter
+    from scrapy_googlerobots.robotstxt import RobotsTxt
+    from scrapy_googlerobots.runtime.config import RobotsConfig
+    from scrapy_googlerobots.stores.base import PolicyStore
+
+__all__ = ["WaitingRoom", "disallow_message"]
+
+# Seconds an inline wait sleeps at most before looking at the clock and the engine again.
+_INLINE_NAP = 5.0
+
+
+class WaitingRoom:
+    """Parked requests and inline waits, per origin, and the timers that move them on."""
+
+    def __init__(
+        self,
+        *,
+        config: RobotsConfig,
+        store: PolicyStore,
+        rules: ParsedRulesCache,
+        reporter: Reporter,
+        clock: Callable[[], float],
+        crawl: Callable[[Request], None],
+        stopping: Callable[[], bool],
+        watch: Callable[[], None],
+        idle: Callable[[], None],
+        active: Callable[[], None],
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.rules = rules
+        self.reporter = reporter
+        self.clock = clock
+        self.crawl = crawl
+        self.stopping = stopping
+        # Called whenever a request starts waiting (the middleware watches for a close).
+        self.watch = watch
+        # Called when nothing waits any more (the watch stops: no timer outlives the wait).
+        self.idle = idle
+        # Called when the first origin with something pending (wait, fetch, timer) appears.
+        self.active = active
+        self.fetches: FetchCoordinator[OriginState] | None = None
+        # Parked requests kept in the shared store too (none without one).
+        self.records: Records = NO_RECORDS
+        self.closing = False
+        self._states: dict[str, OriginState] = {}
+
+    def decide(self, record: PolicyRecord | None, now: float) -> Decision:
+        """:func:`~scrapy_googlerobots.policy.decision.decide` with this crawl's settings."""
+        return decide(
+            record,
+            now,
+            disallow_mode=self.config.unreachable == "disallow",
+            allow_after=self.config.unreachable_allow_after,
+        )
+
+    # -- parking -------------------------------------------------------------
+
+    def park(
+        self,
+        ref: OriginRef,
+        request: Request,
+        record: PolicyRecord | None,
+        now: float,
+        *,
+        rid: str | None = None,
+    ) -> None:
+        """Keep ``request`` here until its origin's robots.txt answers (or its wait runs out).
+
+        ``rid``: the request is recorded in the shared store already (adopted).
+        """
+        state = self.state(ref)
+        since = request.meta.setdefault(WAITING_SINCE_META, now)
+        entry = Parked(request, since + self.config.unreachable_max_wait, rid=rid)
+        state.parked.append(entry)
+        self.reporter.parked()
+        self.records.record(entry)
+        if record is not None and record.outcome is FetchOutcome.UNREACHABLE:
+            self._mark_deferred(entry)
+        if state.trigger is None:
+            state.trigger = request
+        self._advance(state, record, now)
+        self._arm_expiry(state, now)
+        self.watch()
+
+    def parked_requests(self) -> list[Request]:
+        """Requests parked now, per origin in the order they arrived."""
+        return [entry.request for state in self._states.values() for entry in state.parked]
+
+    @property
+    def pending(self) -> bool:
+        """Some origin has something pending: a wait, a fetch or a timer."""
+        return bool(self._states)
+
+    @property
+    def busy(self) -> bool:
+        """Something waits here, or a fetch runs: the spider must stay open."""
+        return any(state.busy for state in self._states.values())
+
+    def state(self, ref: OriginRef) -> OriginState:
+        state = self._states.get(ref.key)
+        if state is None:
+            first = not self._states
+            state = self._states[ref.key] = OriginState(ref.origin, ref.key)
+            if first:
+                self.active()
+        return state
+
+    def expect(self, ref: OriginRef, request: Request, record: PolicyRecord | None) -> None:
+        """``request`` is being handed back to the engine to be parked: get its fetch going.
+
+        The origin is pending from now on (``active`` has run), so the
+        ``request_scheduled`` handler is there to park the request when it
+        comes back.
+        """
+        state = self.state(ref)
+        if state.trigger is None:
+            state.trigger = request
+        self._advance(state, record, self.clock())
+
+    def refresh(self, ref: OriginRef, request: Request, basis: PolicyRecord | None) -> None:
+        """Refresh ``ref``'s robots.txt in the background (a stale copy keeps applying)."""
+        state = self.state(ref)
+        if not state.fetching and not self.stopping():
+            state.trigger = state.trigger or request
+            self._start_fetch(state, basis)
+
+    def _mark_deferred(self, entry: Parked) -> None:
+        if not entry.deferred and self.config.unreachable == "defer":
+            entry.deferred = True
+            self.reporter.deferred()
+
+    def _start_fetch(self, state: OriginState, basis: PolicyRecord | None) -> None:
+        assert self.fetches is not None, "WaitingRoom.fetches is set at construction"
+        if state.retry_timer is not None:
+            state.retry_timer.cancel()
+            state.retry_timer = None
+        self.fetches.start(state, basis)
+
+    def _advance(self, state: OriginState, record: PolicyRecord | None, now: float) -> None:
+        """Make sure something will happen for a waiting origin: a fetch now or a retry timer."""
+        if state.fetching or self.stopping():
+            return
+        if record is None or record.retry_at is None or now >= record.retry_at:
+            self._start_fetch(state, record)
+        elif state.retry_timer is None:
+            retry_at = record.retry_at
+            state.retry_timer = Timer(retry_at - now, lambda: self._retry_due(state, retry_at))
+
+    def _retry_due(self, state: OriginState, retry_at: float) -> None:
+        state.retry_timer = None
+        if not self.stopping() and not state.fetching and state.busy:
+            record = self.store.get(state.key)
+            if record is not None and record.retry_at is not None and record.retry_at > retry_at:
+                # Another worker sharing the store made this attempt: wait for its next one.
+                self._advance(state, record, self.clock())
+            else:
+                # The timer is the schedule: fetch whatever the (movable) clock says.
+                self._start_fetch(state, record)
+        self._forget_if_idle(state)
+
+    def _arm_expiry(self, state: OriginState, now: float) -> None:
+        if state.expiry_timer is not None or not state.parked or self.closing:
+            return
+        first = min(entry.deadline for entry in state.parked)
+        state.expiry_timer = Timer(first - now, lambda: self._expire(state))
+
+    def _expire(self, state: OriginState) -> None:
+        """Send parked requests past their max wait back to the engine, marked to be dropped."""
+        state.expiry_timer = None
+        if self.stopping():
+            return
+        now = self.clock()
+        expired = [entry for entry in state.parked if entry.deadline <= now]
+        state.parked = deque(entry for entry in state.parked if entry.deadline > now)
+        for entry in self.records.forget(expired):
+            request = entry.request
+            waited = now - request.meta.pop(WAITING_SINCE_META, now)
+            request.meta[DROP_META] = (
+                f"robots.txt unreachable for {state.key}: gave up after waiting {waited:.0f} s "
+                "(ROBOTSTXT_UNREACHABLE_MAX_WAIT)"
+            )
+            self.crawl(request)
+        self._arm_expiry(state, now)
+        self._forget_if_idle(state)
+
+    # -- after a fetch ----------------------------------------------------------
+
+    def after_fetch(self, state: OriginState, fetched: PolicyRecord | None) -> None:
+        """Release, keep waiting, or re-arm: whatever the new record says.
+
+        ``fetched`` is the record this fetch stored (None when another process
+        fetched, or nothing was stored). A good copy just fetched releases the
+        waiting requests even if it has already expired (a tiny TTL): each of
+        them is judged by the fetch it waited for.
+        """
+        if not self.closing:  # closing: parked requests are dropped or saved, not released
+            now = self.clock()
+            record = self.store.get(state.key)
+            if fetched is not None and fetched.outcome is not FetchOutcome.UNREACHABLE:
+                self._release(state, fetched)
+            else:
+                decision = self.decide(record, now)
+                if decision.action is not Action.WAIT:
+                    self._release(state, record)
+                elif state.parked:
+                    if decision.unreachable:
+                        for entry in state.parked:
+                            self._mark_deferred(entry)
+                    self._advance(state, record, now)
+        # Last: on the classic reactor a waiter resumes its coroutine right here.
+        waiters, state.waiters = state.waiters, []
+        for waiter in waiters:
+            fire(waiter)
+        self._forget_if_idle(state)
+
+    def _release(self, state: OriginState, record: PolicyRecord | None) -> None:
+        """Hand every parked request back to the engine, to be judged by the middleware."""
+        parked, state.parked = state.parked, deque()
+        if state.expiry_timer is not None:
+            # Before handing them back: one may be parked again, with a new timer.
+            state.expiry_timer.cancel()
+            state.expiry_timer = None
+        released = 0
+        good = record is not None and record.outcome is not FetchOutcome.UNREACHABLE
+        for entry in self.records.forget(list(parked)):
+            meta = entry.request.meta
+            meta.pop(WAITING_SINCE_META, None)
+            if good:
+                assert record is not None
+                meta[RELEASED_META] = record.fetched_at
+            if entry.deferred:
+                released += 1
+            self.crawl(entry.request)
+        if released:
+            self.reporter.released(released)
+
+    def _forget_if_idle(self, state: OriginState) -> None:
+        if state.busy:
+            return
+        state.cancel_timers()
+        state.trigger = None
+        if self._states.get(state.key) is state:
+            del self._states[state.key]
+            if not self._states:
+                self.idle()
+
+    # -- waiting inline ------------------------------------------------------------
+
+    def wait_inline(
+        self,
+        request: Request,
+        ref: OriginRef,
+        record: PolicyRecord | None,
+        judge: Callable[[Request, RobotsTxt], None],
+    ) -> Coroutine[Any, Any, None]:
+        """Wait here, inside ``process_request``, for ``ref``'s robots.txt; then ``judge``.
+
+        The fetch starts now, before the wait is awaited (as the stock middleware
+        asks the engine at once); the returned coroutine does the waiting.
+        """
+        state = self.state(ref)
+        if state.trigger is None:
+            state.trigger = request
+        self._advance(state, record, self.clock())
+        return self._wait_inline(request, ref, judge)
+
+    async def _wait_inline(
+        self, request: Request, ref: OriginRef, judge: Callable[[Request, RobotsTxt], None]
+    ) -> None:
+        self.reporter.inline_wait()
+        started = self.clock()
+        deadline = started + self.config.unreachable_max_wait
+        deferred = False
+        while True:
+            now = self.clock()
+            record = self.store.get(ref.key)
+            if (
+                record is not None
+                and record.outcome is not FetchOutcome.UNREACHABLE
+                and record.fetched_at >= started
+            ):
+                # Fetched while we waited: judged by it, even if already expired.
+                judge(request, self.rules.rules_of(record))
+                if deferred:
+                    self.reporter.released()
+                return
+            decision = self.decide(record, now)
+            if decision.action is Action.APPLY:
+                if decision.fetch:
+                    self.refresh(ref, request, record)
+                if deferred:
+                    self.reporter.released()
+                rules = self.rules.empty
+                if decision.rules and record is not None:
+                    rules = self.rules.rules_of(record)
+                judge(request, rules)
+                return
+            if decision.action is Action.DROP:
+                raise self.reporter.dropped(request, disallow_message(ref), origin=ref.key)
+            if decision.unreachable and not deferred:
+                deferred = True
+                self.reporter.deferred()
+            if now >= deadline or self.stopping():
+                raise self.reporter.dropped(
+                    request,
+                    f"robots.txt unreachable for {ref.key}: gave up after waiting "
+                    f"{now - started:.0f} s",
+                    origin=ref.key,
+                )
+            await self._nap(request, ref, record, min(deadline - now, _INLINE_NAP))
+
+    async def _nap(
+        self, request: Request, ref: OriginRef, record: PolicyRecord | None, seconds: float
+    ) -> None:
+        """Sleep until the origin's next fetch ends, or ``seconds`` at most."""
+        state = self.state(ref)
+        if state.trigger is None:
+            state.trigger = request
+        waiter: Deferred[None] = Deferred()
+        state.waiters.append(waiter)
+        self._advance(state, record, self.clock())
+        self.watch()
+        timer = Timer(seconds, lambda: fire(waiter))
+        try:
+            await maybe_deferred_to_future(waiter)
+        finally:
+            timer.cancel()
+            if waiter in state.waiters:
+                state.waiters.remove(waiter)
+            self._forget_if_idle(state)
+
+    # -- the close -----------------------------------------------------------------
+
+    def shutdown(self) -> list[tuple[str, Parked]]:
+        """The spider is closing: cancel timers, end inline waits, hand over the parked requests.
+
+        Returns every parked request with its origin key, taken out of the
+        room: the caller keeps them where the crawl goes on (the shared store,
+        a persisting scheduler) or drops them with their errback.
+        """
+        self.closing = True
+        taken: list[tuple[str, Parked]] = []
+        for state in list(self._states.values()):
+            state.cancel_timers()
+            parked, state.parked = state.parked, deque()
+            taken += [(state.key, entry) for entry in parked]
+            waiters, state.waiters = state.waiters, []
+            for waiter in waiters:
+                fire(waiter)
+            self._forget_if_idle(state)
+        return taken
+
+
+def disallow_message(ref: OriginRef) -> str:
+    """Why a request of an unreachable origin is dropped in ``"disallow"`` mode."""
+    return f"robots.txt unreachable for {ref.key} (ROBOTSTXT_UNREACHABLE = 'disallow')"
