@@ -10,8 +10,9 @@ core (:mod:`scrapy_googlerobots.robotstxt`, for path matching).
 from __future__ import annotations
 
 from ._diagnostics import Severity, TdmDiagnostic
-from ._file import WELL_KNOWN_PATH, TdmRepFile, TdmRule, parse_tdmrep_json
-from ._resolve import FileSource, HeaderSource, MetaSource, TdmSource, TdmVerdict, resolve
+from ._file import TdmRepFile, parse_tdmrep_json
+from ._resolve import TdmVerdict, resolve
+from ._rule import WELL_KNOWN_PATH, TdmRule
 from ._signals import (
     HEADER_NAMES,
     META_NAMES,
@@ -21,6 +22,7 @@ from ._signals import (
     from_headers,
     from_meta,
 )
+from ._sources import FileSource, HeaderSource, MetaSource, TdmSource
 
 __all__ = [
     "HEADER_NAMES",

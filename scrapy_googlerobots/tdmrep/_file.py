@@ -35,20 +35,20 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from scrapy_googlerobots.robotstxt import GOOGLE_MAX_SIZE
 
 from ._diagnostics import Severity, TdmDiagnostic
 from ._pattern import compile_location, literal_head, location_matches, normalise_path
-from ._resolve import FileSource, TdmVerdict, resolve
+from ._resolve import TdmVerdict, resolve
+from ._rule import WELL_KNOWN_PATH, TdmRule
 from ._values import check_policy_url
 
 __all__ = ["WELL_KNOWN_PATH", "TdmRepFile", "TdmRule", "parse_tdmrep_json"]
 
 #: Where the spec puts the file; also the name rules are described with until
 #: the caller passes the URL it fetched.
-WELL_KNOWN_PATH = "/.well-known/tdmrep.json"
 
 _KEYS = ("location", "tdm-reservation", "tdm-policy")
 _BOM = b"\xef\xbb\xbf"
@@ -63,37 +63,6 @@ def _skip_ws(text: str, pos: int = 0) -> int:
 
 # Reports one problem of the rule being read: (severity, code, message).
 _Add = Callable[[Severity, str, str], None]
-
-
-@dataclass(frozen=True, slots=True)
-class TdmRule:
-    """One rule of a tdmrep.json, as the protocol reads it."""
-
-    index: int
-    """1-based position in the array ("rule N")."""
-    line: int
-    """1-based line of the body where the rule starts."""
-    location: str | None
-    """The pattern as written; None when missing or not a string."""
-    reservation: int | None
-    """``1`` reserved, ``0`` not reserved, None unset (missing or invalid)."""
-    policy: str | None
-    """The TDM Policy URL; None when absent, invalid, or beside ``tdm-reservation: 0``."""
-    file_url: str = WELL_KNOWN_PATH
-    """The file the rule comes from, for explanations."""
-    pattern: bytes | None = field(default=None, repr=False, compare=False)
-    """The normalised pattern; None when the rule can never match."""
-
-    def matches(self, url_or_path: str | bytes) -> bool:
-        """Whether this rule's ``location`` matches the URL's path (and query)."""
-        return self.pattern is not None and location_matches(
-            self.pattern, normalise_path(url_or_path)
-        )
-
-    @property
-    def source(self) -> FileSource:
-        """This rule as the step of a verdict."""
-        return FileSource(self.index, self.location or "", self.file_url, self.line)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from ._diagnostics import TdmDiagnostic
-from ._resolve import HeaderSource, MetaSource
+from ._sources import HeaderSource, MetaSource
 from ._values import check_policy_url, reservation_from_text
 
 __all__ = [

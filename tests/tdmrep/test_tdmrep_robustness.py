@@ -81,13 +81,14 @@ def test_signals_never_raise(
     from_header_values([value for _, value in headers] or None, "x")
 
 
-def test_imports_only_the_standard_library_and_the_robots_core() -> None:
+def test_imports_only_the_standard_library_and_the_core() -> None:
     code = (
         "import sys; import scrapy_googlerobots.tdmrep as t; "
         't.parse_tdmrep_json(b\'[{"location": "/", "tdm-reservation": 1}]\').explain(\'/x\'); '
         "bad = [m for m in sys.modules if m.split('.')[0] in "
         "('scrapy', 'twisted', 'idna', 'w3lib') or (m.startswith('scrapy_googlerobots.') "
-        "and not m.startswith(('scrapy_googlerobots.tdmrep', 'scrapy_googlerobots.robotstxt')))]; "
+        "and not m.startswith(('scrapy_googlerobots.tdmrep', 'scrapy_googlerobots.robotstxt', "
+        "'scrapy_googlerobots.usagerules')))]; "
         "print(','.join(bad)); sys.exit(1 if bad else 0)"
     )
     result = subprocess.run(
