@@ -31,6 +31,7 @@ from scrapy_googlerobots.waiting.origin_state import (
     WAITING_SINCE_META,
     OriginState,
     Parked,
+    first_parked,
 )
 from scrapy_googlerobots.waiting.parked_records import NO_RECORDS, Records
 
@@ -49,6 +50,9 @@ __all__ = ["WaitingRoom", "disallow_message"]
 
 # Seconds an inline wait sleeps at most before looking at the clock and the engine again.
 _INLINE_NAP = 5.0
+# Seconds a first-park time may lie in this worker's future before the clocks
+# count as disagreeing (hosts kept in sync by NTP differ by milliseconds).
+_CLOCK_TOLERANCE = 1.0
 
 
 class WaitingRoom:
@@ -112,7 +116,12 @@ class WaitingRoom:
         ``rid``: the request is recorded in the shared store already (adopted).
         """
         state = self.state(ref)
-        since = request.meta.setdefault(WAITING_SINCE_META, now)
+        # The wait counts from the first park, by whichever worker or run:
+        # adopted, taken from a persisting scheduler, or parked again.
+        since, lead = first_parked(request.meta, now)
+        if lead > _CLOCK_TOLERANCE:
+            self.reporter.clock_ahead(request, lead)
+        request.meta[WAITING_SINCE_META] = since
         entry = Parked(request, since + self.config.unreachable_max_wait, rid=rid)
         state.parked.append(entry)
         self.reporter.parked()
@@ -122,7 +131,7 @@ class WaitingRoom:
         if state.trigger is None:
             state.trigger = request
         self._advance(state, record, now)
-        self._arm_expiry(state, now)
+        self._arm_expiry(state, now, entry.deadline)
         self.watch()
 
     def parked_requests(self) -> list[Request]:
@@ -201,10 +210,23 @@ class WaitingRoom:
                 self._start_fetch(state, record)
         self._forget_if_idle(state)
 
-    def _arm_expiry(self, state: OriginState, now: float) -> None:
-        if state.expiry_timer is not None or not state.parked or self.closing:
+    def _arm_expiry(self, state: OriginState, now: float, deadline: float | None = None) -> None:
+        """Have a timer fire at the earliest deadline of ``state``'s parked requests.
+
+        ``deadline``: of the request just parked. Adopted and re-queued requests
+        carry their first park's deadline, which may come before the one the
+        timer is armed for: the timer is moved forward then.
+        """
+        if not state.parked or self.closing:
             return
-        first = min(entry.deadline for entry in state.parked)
+        if state.expiry_timer is not None:
+            if deadline is None or deadline >= state.expiry_at:
+                return
+            state.expiry_timer.cancel()
+            first = deadline
+        else:
+            first = min(entry.deadline for entry in state.parked)
+        state.expiry_at = first
         state.expiry_timer = Timer(first - now, lambda: self._expire(state))
 
     def _expire(self, state: OriginState) -> None:
@@ -218,13 +240,18 @@ class WaitingRoom:
         for entry in self.records.forget(expired):
             request = entry.request
             waited = now - request.meta.pop(WAITING_SINCE_META, now)
-            request.meta[DROP_META] = (
-                f"robots.txt unreachable for {state.key}: gave up after waiting {waited:.0f} s "
-                "(ROBOTSTXT_UNREACHABLE_MAX_WAIT)"
-            )
+            request.meta[DROP_META] = self._gave_up(state.key, waited)
             self.crawl(request)
         self._arm_expiry(state, now)
         self._forget_if_idle(state)
+
+    def _gave_up(self, key: str, waited: float) -> str:
+        """Why a request that waited ``waited`` seconds since its first park is dropped."""
+        return (
+            f"robots.txt unreachable for {key}: gave up after waiting {waited:.0f} s since "
+            f"it was first parked (ROBOTSTXT_UNREACHABLE_MAX_WAIT = "
+            f"{self.config.unreachable_max_wait:g} s)"
+        )
 
     # -- after a fetch ----------------------------------------------------------
 
@@ -312,7 +339,9 @@ class WaitingRoom:
     ) -> None:
         self.reporter.inline_wait()
         started = self.clock()
-        deadline = started + self.config.unreachable_max_wait
+        # A request parked before (adopted, re-queued) keeps its first park's deadline.
+        since, _ = first_parked(request.meta, started)
+        deadline = since + self.config.unreachable_max_wait
         deferred = False
         while True:
             now = self.clock()
@@ -344,11 +373,9 @@ class WaitingRoom:
                 deferred = True
                 self.reporter.deferred()
             if now >= deadline or self.stopping():
+                request.meta.pop(WAITING_SINCE_META, None)
                 raise self.reporter.dropped(
-                    request,
-                    f"robots.txt unreachable for {ref.key}: gave up after waiting "
-                    f"{now - started:.0f} s",
-                    origin=ref.key,
+                    request, self._gave_up(ref.key, now - since), origin=ref.key
                 )
             await self._nap(request, ref, record, min(deadline - now, _INLINE_NAP))
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import pickle
+import time
 from pathlib import Path
 from typing import Any
 
@@ -55,14 +56,18 @@ def write_journal(jobdir: Path, requests: list[Request], spider: Spider) -> Path
 
 
 def waiting_requests(site: Site, *paths: str) -> list[Request]:
-    """Requests as 0.1.0 parked them: spider callbacks, the middleware's bookkeeping meta."""
+    """Requests as 0.1.0 parked them: spider callbacks, the middleware's bookkeeping meta.
+
+    Parked a moment ago by the wall clock, as 0.1.0 dated them: their wait
+    goes on from there (ROBOTSTXT_UNREACHABLE_MAX_WAIT counts from the first park).
+    """
     spider = RecordingSpider()
     return [
         Request(
             site.url(path),
             callback=spider.parse,
             errback=spider.on_error,
-            meta={"_robotstxt_waiting_since": 1.0, "depth": 1},
+            meta={"_robotstxt_waiting_since": time.time() - 5, "depth": 1},
         )
         for path in paths
     ]
