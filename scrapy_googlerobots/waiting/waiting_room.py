@@ -340,7 +340,9 @@ class WaitingRoom:
         self.reporter.inline_wait()
         started = self.clock()
         # A request parked before (adopted, re-queued) keeps its first park's deadline.
-        since, _ = first_parked(request.meta, started)
+        since, lead = first_parked(request.meta, started)
+        if lead > _CLOCK_TOLERANCE:
+            self.reporter.clock_ahead(request, lead)
         deadline = since + self.config.unreachable_max_wait
         deferred = False
         while True:

@@ -128,6 +128,29 @@ async def test_journal_requests_wait_for_robots_again_and_are_taken_once(
 
 
 @pytest_twisted.ensureDeferred
+async def test_journal_requests_keep_their_first_park_for_the_max_wait(
+    site: Site, tmp_path: Path
+) -> None:
+    # Paused with 0.1.0 an hour ago while robots.txt was unreachable, and it
+    # still is: the wait counts from the first park, so they are dropped at once.
+    serve_pages(site, Reply(503))
+    jobdir = tmp_path / "job"
+    requests = waiting_requests(site, "/a", "/b")
+    for request in requests:
+        request.meta["_robotstxt_waiting_since"] = time.time() - 3_600
+    write_journal(jobdir, requests, RecordingSpider())
+    resumed = await run_crawl(settings(jobdir, ROBOTSTXT_UNREACHABLE_MAX_WAIT=600), [])
+    assert resumed.stats["robotstxt/parked/migrated"] == 2
+    assert resumed.stats["robotstxt/unreachable/dropped"] == 2
+    for url in (site.url("/a"), site.url("/b")):
+        [failure] = resumed.failed(url)
+        assert "since it was first parked (ROBOTSTXT_UNREACHABLE_MAX_WAIT = 600 s)" in str(
+            failure.value
+        )
+    assert site.hits("/a") == site.hits("/b") == 0
+
+
+@pytest_twisted.ensureDeferred
 async def test_journal_requests_of_a_known_origin_go_straight_on(
     site: Site, tmp_path: Path
 ) -> None:
