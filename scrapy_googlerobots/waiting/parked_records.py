@@ -84,6 +84,9 @@ class _NoRecords:
     def forget(self, entries: list[Parked]) -> list[Parked]:
         return entries
 
+    def rewrite(self, entry: Parked) -> None:
+        pass
+
 
 NO_RECORDS = _NoRecords()
 """The waiting room's records when the store keeps no parked requests."""
@@ -150,6 +153,21 @@ class ParkedRecords:
         if self.store.keep_parked(self.scope, rid, data, self.ttl):
             entry.rid = rid
             self.stats.inc_value("robotstxt/parked/recorded")
+
+    def rewrite(self, entry: Parked) -> None:
+        """Write ``entry``'s record again, under its id: its first-park time was re-based.
+
+        Called right after its adoption (the record is ours). Without it, the
+        next adopter would read the first park the rewritten one replaced.
+        """
+        spider = self._spider()
+        if entry.rid is None or self.stopped or spider is None:
+            return
+        try:
+            data = serialize_request(entry.request, spider)
+        except Exception:  # it was serialized before: only a meta changed since can fail
+            return
+        self.store.keep_parked(self.scope, entry.rid, data, self.ttl)
 
     def forget(self, entries: list[Parked]) -> list[Parked]:
         """Delete the records of ``entries`` (leaving the waiting room); return those still ours.

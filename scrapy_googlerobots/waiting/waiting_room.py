@@ -125,6 +125,9 @@ class WaitingRoom:
         entry = Parked(request, since + self.config.unreachable_max_wait, rid=rid)
         state.parked.append(entry)
         self.reporter.parked()
+        if lead and rid is not None:
+            # Re-based on this worker's clock: the next adopter must read that too.
+            self.records.rewrite(entry)
         self.records.record(entry)
         if record is not None and record.outcome is FetchOutcome.UNREACHABLE:
             self._mark_deferred(entry)

@@ -37,7 +37,7 @@ from twisted.python.failure import Failure
 
 from scrapy_googlerobots.stores.sqlite import SqlitePolicyStore
 from scrapy_googlerobots.waiting.origin_state import WAITING_SINCE_META
-from scrapy_googlerobots.waiting.parked_records import serialize_request
+from scrapy_googlerobots.waiting.parked_records import deserialize_request, serialize_request
 
 from processes import ScriptProcess
 from redis_server import redis_server
@@ -197,6 +197,33 @@ async def test_a_first_park_in_this_workers_future_counts_as_now(
         IgnoreRequest,
         IgnoreRequest,
     ]
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_first_park_rebased_on_this_workers_clock_is_written_back(
+    site: Site, tmp_path: Path
+) -> None:
+    """Else the next adopter reads the far-future time again, and the wait restarts there."""
+    site.script("/robots.txt", Reply(503))
+    spider = TimingSpider()
+    other = SqlitePolicyStore(tmp_path / "shared.sqlite")
+    kept = Request(site.url("/future"), callback=spider.parse, errback=spider.on_error)
+    kept.meta[WAITING_SINCE_META] = time.time() + 3_600
+    other.keep_parked(TimingSpider.name, "other-0", serialize_request(kept, spider), 15.0)
+    other.release_parked_lease(TimingSpider.name)
+
+    stopped = await run_crawl(
+        settings(ROBOTSTXT_CACHE_STORE=str(tmp_path / "shared.sqlite"), CLOSESPIDER_TIMEOUT=0.5),
+        [],
+        TimingSpider,
+    )
+    assert stopped.stats["robotstxt/parked/adopted"] == 1
+    assert stopped.stats["robotstxt/parked/handed_over/store"] == 1
+    [(_, data)] = other.adopt_parked(TimingSpider.name, 15.0)
+    other.close()
+    opened = stopped.crawler.spider.opened_at  # type: ignore[union-attr]
+    since = deserialize_request(data, spider).meta[WAITING_SINCE_META]
+    assert opened <= since < opened + 1.0, "the adoption's time, as the adopter counted it"
 
 
 # -- churn: workers stopped and killed faster than the limit ----------------------------
