@@ -91,6 +91,7 @@ from scrapy_googlerobots.waiting.origin_state import (
     OriginState,
     Parked,
     clear_bookkeeping,
+    end_wait,
 )
 from scrapy_googlerobots.waiting.parked_records import (
     NO_RECORDS,
@@ -577,6 +578,7 @@ class GoogleRobotsTxtMiddleware:
             if self._room.decide(record, now).action is Action.WAIT:
                 self._room.park(ref, request, record, now, rid=rid)
                 return
+            end_wait(request.meta)  # its origin's robots.txt is known: the wait is over
         if self._records.forget([Parked(request, now, rid=rid)]):
             self._crawl(request)
 
@@ -645,6 +647,7 @@ class GoogleRobotsTxtMiddleware:
         now = self._clock()
         record = self._store.get(ref.key)
         if self._room.decide(record, now).action is not Action.WAIT:
+            end_wait(request.meta)
             self._crawl(request)
             return
         self._room.park(ref, request, record, now)

@@ -23,10 +23,13 @@ __all__ = [
     "OWN_DONT_FILTER_META",
     "RELEASED_META",
     "WAITING_SINCE_META",
+    "WAITING_URL_META",
     "OriginState",
     "Parked",
     "clear_bookkeeping",
+    "end_wait",
     "first_parked",
+    "start_wait",
 ]
 
 HANDED_BACK_META = "_robotstxt_handed_back"
@@ -48,6 +51,13 @@ waits: into the store's record, through an adoption by another worker, into a
 scheduler that keeps its queue at a stop and back. Removed when the wait ends
 (released, or dropped).
 """
+WAITING_URL_META = "_robotstxt_waiting_url"
+"""The URL of the request :data:`WAITING_SINCE_META` was set on.
+
+Meta is copied into the requests made from a request or its response (a
+redirect, ``response.follow(..., meta=response.meta)``): a copy for another
+URL starts a wait of its own instead of inheriting the first park's time.
+"""
 RELEASED_META = "_robotstxt_released"
 """``fetched_at`` of the record a released request waited for: it is judged by that copy."""
 DROP_META = "_robotstxt_unreachable"
@@ -57,7 +67,7 @@ DROP_META = "_robotstxt_unreachable"
 # Middleware keys a waiting request keeps when it moves to another process
 # (store record, a persisting scheduler): the rest is the bookkeeping of the
 # process that parked it.
-_CARRIED_META = frozenset({WAITING_SINCE_META})
+_CARRIED_META = frozenset({WAITING_SINCE_META, WAITING_URL_META})
 _MIDDLEWARE_META_PREFIX = "_robotstxt_"
 
 
@@ -69,21 +79,38 @@ def clear_bookkeeping(meta: MutableMapping[str, Any]) -> None:
             del meta[key]
 
 
-def first_parked(meta: MutableMapping[str, Any], now: float) -> tuple[float, float]:
-    """When the request of ``meta`` was first parked, and how far in the future that was.
+def first_parked(meta: MutableMapping[str, Any], url: str, now: float) -> tuple[float, float]:
+    """When the request of ``meta`` and ``url`` was first parked, and how far in the future.
 
     Its :data:`WAITING_SINCE_META`, set by whichever worker (or run) parked it
-    first; ``now`` if it never was, or if the value is not a finite number.
-    A time ahead of ``now`` (the clock of the worker that parked it is ahead
-    of this one's) counts as ``now``: the wait never lasts longer than the
-    maximum from here. The second value is that lead in seconds (0 if none).
+    first; ``now`` if it never was, if the value is not a finite number, or if
+    it was set on a request for another URL (:data:`WAITING_URL_META`; a 0.1.0
+    journal's requests have none). A time ahead of ``now`` (the clock of the
+    worker that parked it is ahead of this one's) counts as ``now``: the wait
+    never lasts longer than the maximum from here. The second value is that
+    lead in seconds (0 if none).
     """
     since = meta.get(WAITING_SINCE_META)
     if isinstance(since, bool) or not isinstance(since, int | float) or not math.isfinite(since):
         return now, 0.0
+    if meta.get(WAITING_URL_META, url) != url:
+        return now, 0.0
     if since > now:
         return now, since - now
     return float(since), 0.0
+
+
+def start_wait(meta: MutableMapping[str, Any], url: str, since: float) -> None:
+    """Mark the request of ``meta`` and ``url`` as waiting since ``since``."""
+    meta[WAITING_SINCE_META] = since
+    meta[WAITING_URL_META] = url
+
+
+def end_wait(meta: MutableMapping[str, Any]) -> float | None:
+    """The request of ``meta`` waits no more: remove its first park's time; return it."""
+    meta.pop(WAITING_URL_META, None)
+    since = meta.pop(WAITING_SINCE_META, None)
+    return since if isinstance(since, int | float) else None
 
 
 @dataclasses.dataclass(slots=True)

@@ -28,10 +28,11 @@ from scrapy_googlerobots.runtime.timers import Timer, fire
 from scrapy_googlerobots.waiting.origin_state import (
     DROP_META,
     RELEASED_META,
-    WAITING_SINCE_META,
     OriginState,
     Parked,
+    end_wait,
     first_parked,
+    start_wait,
 )
 from scrapy_googlerobots.waiting.parked_records import NO_RECORDS, Records
 
@@ -118,10 +119,10 @@ class WaitingRoom:
         state = self.state(ref)
         # The wait counts from the first park, by whichever worker or run:
         # adopted, taken from a persisting scheduler, or parked again.
-        since, lead = first_parked(request.meta, now)
+        since, lead = first_parked(request.meta, request.url, now)
         if lead > _CLOCK_TOLERANCE:
             self.reporter.clock_ahead(request, lead)
-        request.meta[WAITING_SINCE_META] = since
+        start_wait(request.meta, request.url, since)
         entry = Parked(request, since + self.config.unreachable_max_wait, rid=rid)
         state.parked.append(entry)
         self.reporter.parked()
@@ -242,7 +243,8 @@ class WaitingRoom:
         state.parked = deque(entry for entry in state.parked if entry.deadline > now)
         for entry in self.records.forget(expired):
             request = entry.request
-            waited = now - request.meta.pop(WAITING_SINCE_META, now)
+            since = end_wait(request.meta)
+            waited = now - (now if since is None else since)
             request.meta[DROP_META] = self._gave_up(state.key, waited)
             self.crawl(request)
         self._arm_expiry(state, now)
@@ -297,7 +299,7 @@ class WaitingRoom:
         good = record is not None and record.outcome is not FetchOutcome.UNREACHABLE
         for entry in self.records.forget(list(parked)):
             meta = entry.request.meta
-            meta.pop(WAITING_SINCE_META, None)
+            end_wait(meta)
             if good:
                 assert record is not None
                 meta[RELEASED_META] = record.fetched_at
@@ -343,7 +345,7 @@ class WaitingRoom:
         self.reporter.inline_wait()
         started = self.clock()
         # A request parked before (adopted, re-queued) keeps its first park's deadline.
-        since, lead = first_parked(request.meta, started)
+        since, lead = first_parked(request.meta, request.url, started)
         if lead > _CLOCK_TOLERANCE:
             self.reporter.clock_ahead(request, lead)
         deadline = since + self.config.unreachable_max_wait
@@ -378,7 +380,7 @@ class WaitingRoom:
                 deferred = True
                 self.reporter.deferred()
             if now >= deadline or self.stopping():
-                request.meta.pop(WAITING_SINCE_META, None)
+                end_wait(request.meta)
                 raise self.reporter.dropped(
                     request, self._gave_up(ref.key, now - since), origin=ref.key
                 )
