@@ -88,9 +88,10 @@ from scrapy_googlerobots.waiting.origin_state import (
     HANDED_BACK_META,
     OWN_DONT_FILTER_META,
     RELEASED_META,
-    WAITING_SINCE_META,
     OriginState,
     Parked,
+    clear_bookkeeping,
+    end_wait,
 )
 from scrapy_googlerobots.waiting.parked_records import (
     NO_RECORDS,
@@ -552,8 +553,8 @@ class GoogleRobotsTxtMiddleware:
             serialize_request(request, spider)  # the scheduler's disk queue would fail the same way
         except Exception:
             return False
-        for key in [k for k in request.meta if k.startswith("_robotstxt_")]:
-            del request.meta[key]  # the wait starts afresh where it is taken up again
+        # Where it is taken up again, its wait goes on from its first park.
+        clear_bookkeeping(request.meta)
         try:
             # Our request_scheduled handler lets it pass: the close has begun.
             engine.crawl(request)
@@ -577,6 +578,7 @@ class GoogleRobotsTxtMiddleware:
             if self._room.decide(record, now).action is Action.WAIT:
                 self._room.park(ref, request, record, now, rid=rid)
                 return
+            end_wait(request.meta)  # its origin's robots.txt is known: the wait is over
         if self._records.forget([Parked(request, now, rid=rid)]):
             self._crawl(request)
 
@@ -631,10 +633,12 @@ class GoogleRobotsTxtMiddleware:
 
         It waits here if its origin has no usable robots.txt yet, or goes to
         the engine (``engine.crawl``) at once; either way it bypasses the
-        duplicate filter and its wait starts now. Call it with the spider open.
+        duplicate filter. Its wait counts from when it was first parked (kept
+        in its meta by :meth:`parked_requests`), as
+        ``ROBOTSTXT_UNREACHABLE_MAX_WAIT`` says, or from now if it never was.
+        Call it with the spider open.
         """
         request.dont_filter = True
-        request.meta.pop(WAITING_SINCE_META, None)
         request.meta.pop(DROP_META, None)
         ref = self._origin_ref(request.url)
         if ref is None or not self._can_park or request.meta.get("dont_obey_robotstxt"):
@@ -643,6 +647,7 @@ class GoogleRobotsTxtMiddleware:
         now = self._clock()
         record = self._store.get(ref.key)
         if self._room.decide(record, now).action is not Action.WAIT:
+            end_wait(request.meta)
             self._crawl(request)
             return
         self._room.park(ref, request, record, now)

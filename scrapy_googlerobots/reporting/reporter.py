@@ -90,6 +90,8 @@ class Reporter:
         # Origin key -> (last failure, unreachable since, attempts) of origins
         # unreachable now, for the drop lines; a good fetch removes the entry.
         self._outages: dict[str, tuple[str, float, int]] = {}
+        # The clocks-disagree WARNING is logged once per crawl.
+        self._clock_ahead_warned = False
 
     @property
     def _extra(self) -> dict[str, Any]:
@@ -236,6 +238,21 @@ class Reporter:
 
     def inline_wait(self) -> None:
         self.stats.inc_value("robotstxt/inline_waits")
+
+    def clock_ahead(self, request: Request, lead: float) -> None:
+        """``request`` was first parked by a clock ``lead`` seconds ahead of this worker's."""
+        self.stats.inc_value("robotstxt/parked/clock_ahead")
+        if self._clock_ahead_warned:
+            return
+        self._clock_ahead_warned = True
+        logger.warning(
+            "%(request)s was first parked %(lead).1f s in this worker's future: the clocks of "
+            "the workers sharing the robots.txt store disagree (keep them in sync, e.g. NTP). "
+            "Its wait counts from now; a clock behind lets handed-over requests wait longer "
+            "than ROBOTSTXT_UNREACHABLE_MAX_WAIT, one ahead drops them sooner",
+            {"request": request, "lead": lead},
+            extra=self._extra,
+        )
 
     # -- the close ------------------------------------------------------------
 

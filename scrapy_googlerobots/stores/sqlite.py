@@ -18,6 +18,11 @@ runs on this host (a ``JOBDIR`` crawl SIGKILLed and restarted adopts its own
 waiting requests at once). Adoption is one ``BEGIN IMMEDIATE`` transaction:
 SQLite lets one writer in at a time, so two adopters never both take a record.
 
+A new file is created readable and writable by its owner only (``0600``;
+SQLite gives its ``-wal`` and ``-shm`` files the same permissions): workers
+unpickle the parked requests it holds, so whoever can write it can run code
+in them. An existing file keeps its permissions.
+
 A file that is not a usable database (corrupt, truncated, another format) is
 moved aside as ``<name>.corrupt-<timestamp>``, reported once (WARNING and
 ``robotstxt/store/errors``), and replaced by an empty store.
@@ -154,6 +159,7 @@ class SqlitePolicyStore:
             return self._open()
 
     def _open(self) -> sqlite3.Connection:
+        _create_private(self.path)
         conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
@@ -366,6 +372,19 @@ def _migrate_body(conn: sqlite3.Connection) -> None:
         )
     if "body" in columns:
         conn.execute("ALTER TABLE robotstxt_policy RENAME COLUMN body TO body_blob")
+
+
+def _create_private(path: Path) -> None:
+    """Create ``path`` empty (SQLite's new database), readable and writable by its owner only.
+
+    Nothing happens if it exists; if it cannot be created, SQLite's own open
+    reports why.
+    """
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError:
+        return
+    os.close(fd)
 
 
 def _process_alive(holder: str) -> bool:

@@ -103,7 +103,8 @@ def _requests(data: bytes, spider: Spider) -> list[Request]:
     entries = pickle.loads(data)
     if not isinstance(entries, list) or not all(isinstance(entry, bytes) for entry in entries):
         raise ValueError("not a list of serialized requests")
-    # deserialize_request drops the middleware's own meta, as 0.1.0 did: the wait starts afresh.
+    # deserialize_request drops the middleware's own meta but the first-park time,
+    # which 0.1.0 set by the wall clock too: the wait goes on counting from it.
     return [deserialize_request(entry, spider) for entry in entries]
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections import deque
-from typing import TYPE_CHECKING
+from collections.abc import MutableMapping
+from typing import TYPE_CHECKING, Any
 
 from twisted.internet.defer import Deferred
 
@@ -21,8 +23,13 @@ __all__ = [
     "OWN_DONT_FILTER_META",
     "RELEASED_META",
     "WAITING_SINCE_META",
+    "WAITING_URL_META",
     "OriginState",
     "Parked",
+    "clear_bookkeeping",
+    "end_wait",
+    "first_parked",
+    "start_wait",
 ]
 
 HANDED_BACK_META = "_robotstxt_handed_back"
@@ -36,11 +43,74 @@ OWN_DONT_FILTER_META = "_robotstxt_own_dont_filter"
 """Set when the middleware set ``dont_filter`` on a request it handed back (it had passed
 the duplicate filter): a worker that adopts it with a fresh filter of its own clears it."""
 WAITING_SINCE_META = "_robotstxt_waiting_since"
-"""Clock time a parked request started waiting (max-wait counts from it)."""
+"""Clock time a parked request started waiting (max-wait counts from it).
+
+Set when the request is first parked, by the wall clock (:func:`time.time`) of
+the worker that parks it, and carried in its meta wherever it goes while it
+waits: into the store's record, through an adoption by another worker, into a
+scheduler that keeps its queue at a stop and back. Removed when the wait ends
+(released, or dropped).
+"""
+WAITING_URL_META = "_robotstxt_waiting_url"
+"""The URL of the request :data:`WAITING_SINCE_META` was set on.
+
+Meta is copied into the requests made from a request or its response (a
+redirect, ``response.follow(..., meta=response.meta)``): a copy for another
+URL starts a wait of its own instead of inheriting the first park's time.
+"""
 RELEASED_META = "_robotstxt_released"
 """``fetched_at`` of the record a released request waited for: it is judged by that copy."""
 DROP_META = "_robotstxt_unreachable"
 """Set on a request that gave up waiting: the middleware drops it with this message."""
+
+
+# Middleware keys a waiting request keeps when it moves to another process
+# (store record, a persisting scheduler): the rest is the bookkeeping of the
+# process that parked it.
+_CARRIED_META = frozenset({WAITING_SINCE_META, WAITING_URL_META})
+_MIDDLEWARE_META_PREFIX = "_robotstxt_"
+
+
+def clear_bookkeeping(meta: MutableMapping[str, Any]) -> None:
+    """Remove the middleware's own meta keys from a request moving to another process,
+    but its first-park time: the wait goes on counting from it."""
+    for key in [k for k in meta if k.startswith(_MIDDLEWARE_META_PREFIX)]:
+        if key not in _CARRIED_META:
+            del meta[key]
+
+
+def first_parked(meta: MutableMapping[str, Any], url: str, now: float) -> tuple[float, float]:
+    """When the request of ``meta`` and ``url`` was first parked, and how far in the future.
+
+    Its :data:`WAITING_SINCE_META`, set by whichever worker (or run) parked it
+    first; ``now`` if it never was, if the value is not a finite number, or if
+    it was set on a request for another URL (:data:`WAITING_URL_META`; a 0.1.0
+    journal's requests have none). A time ahead of ``now`` (the clock of the
+    worker that parked it is ahead of this one's) counts as ``now``: the wait
+    never lasts longer than the maximum from here. The second value is that
+    lead in seconds (0 if none).
+    """
+    since = meta.get(WAITING_SINCE_META)
+    if isinstance(since, bool) or not isinstance(since, int | float) or not math.isfinite(since):
+        return now, 0.0
+    if meta.get(WAITING_URL_META, url) != url:
+        return now, 0.0
+    if since > now:
+        return now, since - now
+    return float(since), 0.0
+
+
+def start_wait(meta: MutableMapping[str, Any], url: str, since: float) -> None:
+    """Mark the request of ``meta`` and ``url`` as waiting since ``since``."""
+    meta[WAITING_SINCE_META] = since
+    meta[WAITING_URL_META] = url
+
+
+def end_wait(meta: MutableMapping[str, Any]) -> float | None:
+    """The request of ``meta`` waits no more: remove its first park's time; return it."""
+    meta.pop(WAITING_URL_META, None)
+    since = meta.pop(WAITING_SINCE_META, None)
+    return since if isinstance(since, int | float) else None
 
 
 @dataclasses.dataclass(slots=True)
@@ -59,6 +129,7 @@ class OriginState:
     """One origin with parked requests, inline waiters, a fetch or timers."""
 
     __slots__ = (
+        "expiry_at",
         "expiry_timer",
         "fetching",
         "key",
@@ -77,6 +148,8 @@ class OriginState:
         self.waiters: list[Deferred[None]] = []
         self.retry_timer: Timer | None = None
         self.expiry_timer: Timer | None = None
+        # When expiry_timer fires (the earliest deadline when it was armed).
+        self.expiry_at = 0.0
         # The request that triggered the pending fetch (robots_parsed's request=).
         self.trigger: Request | None = None
 

@@ -14,7 +14,9 @@ renewed every third of it by :class:`ParkedRecords`' heartbeat. The same
 heartbeat adopts the records of every owner whose lease has lapsed (it was
 killed) or was released (it stopped and handed them over): the store moves
 them to this process atomically, so two survivors never both take one; each
-adopted request waits for its origin's robots.txt here like our own.
+adopted request waits for its origin's robots.txt here like our own, until
+the deadline of its first park (``ROBOTSTXT_UNREACHABLE_MAX_WAIT`` counts
+from it, across any number of hand-overs).
 
 A request that cannot be serialized (a callback that is not a spider method,
 unpicklable meta) is counted in ``robotstxt/parked/unserializable`` and stays
@@ -32,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.utils.request import request_from_dict
 
 from scrapy_googlerobots.runtime.timers import Timer
-from scrapy_googlerobots.waiting.origin_state import OWN_DONT_FILTER_META
+from scrapy_googlerobots.waiting.origin_state import OWN_DONT_FILTER_META, clear_bookkeeping
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -46,11 +48,6 @@ __all__ = ["NO_RECORDS", "ParkedRecords", "Records", "deserialize_request", "ser
 # (issue 25), so log lines and users' filters on it stay as they were.
 logger = logging.getLogger("scrapy_googlerobots.integration.parked_records")
 
-# Meta keys the middleware keeps on a parked request (waiting since, handed
-# back, ...): bookkeeping of the process that parked it, cleared on adoption
-# so that the adopter's wait starts afresh.
-_MIDDLEWARE_META_PREFIX = "_robotstxt_"
-
 
 def serialize_request(request: Request, spider: Spider) -> bytes:
     """``request`` as Scrapy's disk queues keep it; raises if it cannot be kept."""
@@ -58,17 +55,21 @@ def serialize_request(request: Request, spider: Spider) -> bytes:
 
 
 def deserialize_request(data: bytes, spider: Spider, *, fresh_filter: bool = False) -> Request:
-    """The request :func:`serialize_request` wrote, without our bookkeeping meta.
+    """The request :func:`serialize_request` wrote, without our bookkeeping meta
+    but its first-park time (:data:`~.origin_state.WAITING_SINCE_META`): the
+    adopter's wait goes on counting from it.
 
     ``fresh_filter``: the adopting process's duplicate filter has seen nothing
     of the other process's, so ``dont_filter`` set by the middleware when it
     handed the request back is cleared (the request meets this filter).
+
+    ``data`` is unpickled: it must come from a store only the crawl's own
+    workers can write (docs/usage/persistence.rst, "Who may write the stores").
     """
     request = request_from_dict(pickle.loads(data), spider=spider)
     if fresh_filter and request.meta.get(OWN_DONT_FILTER_META):
         request.dont_filter = False
-    for key in [k for k in request.meta if k.startswith(_MIDDLEWARE_META_PREFIX)]:
-        del request.meta[key]
+    clear_bookkeeping(request.meta)
     return request
 
 
@@ -82,6 +83,9 @@ class _NoRecords:
 
     def forget(self, entries: list[Parked]) -> list[Parked]:
         return entries
+
+    def rewrite(self, entry: Parked) -> None:
+        pass
 
 
 NO_RECORDS = _NoRecords()
@@ -149,6 +153,21 @@ class ParkedRecords:
         if self.store.keep_parked(self.scope, rid, data, self.ttl):
             entry.rid = rid
             self.stats.inc_value("robotstxt/parked/recorded")
+
+    def rewrite(self, entry: Parked) -> None:
+        """Write ``entry``'s record again, under its id: its first-park time was re-based.
+
+        Called right after its adoption (the record is ours). Without it, the
+        next adopter would read the first park the rewritten one replaced.
+        """
+        spider = self._spider()
+        if entry.rid is None or self.stopped or spider is None:
+            return
+        try:
+            data = serialize_request(entry.request, spider)
+        except Exception:  # it was serialized before: only a meta changed since can fail
+            return
+        self.store.keep_parked(self.scope, entry.rid, data, self.ttl)
 
     def forget(self, entries: list[Parked]) -> list[Parked]:
         """Delete the records of ``entries`` (leaving the waiting room); return those still ours.

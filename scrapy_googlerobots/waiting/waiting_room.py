@@ -28,9 +28,11 @@ from scrapy_googlerobots.runtime.timers import Timer, fire
 from scrapy_googlerobots.waiting.origin_state import (
     DROP_META,
     RELEASED_META,
-    WAITING_SINCE_META,
     OriginState,
     Parked,
+    end_wait,
+    first_parked,
+    start_wait,
 )
 from scrapy_googlerobots.waiting.parked_records import NO_RECORDS, Records
 
@@ -49,6 +51,9 @@ __all__ = ["WaitingRoom", "disallow_message"]
 
 # Seconds an inline wait sleeps at most before looking at the clock and the engine again.
 _INLINE_NAP = 5.0
+# Seconds a first-park time may lie in this worker's future before the clocks
+# count as disagreeing (hosts kept in sync by NTP differ by milliseconds).
+_CLOCK_TOLERANCE = 1.0
 
 
 class WaitingRoom:
@@ -112,17 +117,25 @@ class WaitingRoom:
         ``rid``: the request is recorded in the shared store already (adopted).
         """
         state = self.state(ref)
-        since = request.meta.setdefault(WAITING_SINCE_META, now)
+        # The wait counts from the first park, by whichever worker or run:
+        # adopted, taken from a persisting scheduler, or parked again.
+        since, lead = first_parked(request.meta, request.url, now)
+        if lead > _CLOCK_TOLERANCE:
+            self.reporter.clock_ahead(request, lead)
+        start_wait(request.meta, request.url, since)
         entry = Parked(request, since + self.config.unreachable_max_wait, rid=rid)
         state.parked.append(entry)
         self.reporter.parked()
+        if lead and rid is not None:
+            # Re-based on this worker's clock: the next adopter must read that too.
+            self.records.rewrite(entry)
         self.records.record(entry)
         if record is not None and record.outcome is FetchOutcome.UNREACHABLE:
             self._mark_deferred(entry)
         if state.trigger is None:
             state.trigger = request
         self._advance(state, record, now)
-        self._arm_expiry(state, now)
+        self._arm_expiry(state, now, entry.deadline)
         self.watch()
 
     def parked_requests(self) -> list[Request]:
@@ -201,10 +214,23 @@ class WaitingRoom:
                 self._start_fetch(state, record)
         self._forget_if_idle(state)
 
-    def _arm_expiry(self, state: OriginState, now: float) -> None:
-        if state.expiry_timer is not None or not state.parked or self.closing:
+    def _arm_expiry(self, state: OriginState, now: float, deadline: float | None = None) -> None:
+        """Have a timer fire at the earliest deadline of ``state``'s parked requests.
+
+        ``deadline``: of the request just parked. Adopted and re-queued requests
+        carry their first park's deadline, which may come before the one the
+        timer is armed for: the timer is moved forward then.
+        """
+        if not state.parked or self.closing:
             return
-        first = min(entry.deadline for entry in state.parked)
+        if state.expiry_timer is not None:
+            if deadline is None or deadline >= state.expiry_at:
+                return
+            state.expiry_timer.cancel()
+            first = deadline
+        else:
+            first = min(entry.deadline for entry in state.parked)
+        state.expiry_at = first
         state.expiry_timer = Timer(first - now, lambda: self._expire(state))
 
     def _expire(self, state: OriginState) -> None:
@@ -217,14 +243,20 @@ class WaitingRoom:
         state.parked = deque(entry for entry in state.parked if entry.deadline > now)
         for entry in self.records.forget(expired):
             request = entry.request
-            waited = now - request.meta.pop(WAITING_SINCE_META, now)
-            request.meta[DROP_META] = (
-                f"robots.txt unreachable for {state.key}: gave up after waiting {waited:.0f} s "
-                "(ROBOTSTXT_UNREACHABLE_MAX_WAIT)"
-            )
+            since = end_wait(request.meta)
+            waited = now - (now if since is None else since)
+            request.meta[DROP_META] = self._gave_up(state.key, waited)
             self.crawl(request)
         self._arm_expiry(state, now)
         self._forget_if_idle(state)
+
+    def _gave_up(self, key: str, waited: float) -> str:
+        """Why a request that waited ``waited`` seconds since its first park is dropped."""
+        return (
+            f"robots.txt unreachable for {key}: gave up after waiting {waited:.0f} s since "
+            f"it was first parked (ROBOTSTXT_UNREACHABLE_MAX_WAIT = "
+            f"{self.config.unreachable_max_wait:g} s)"
+        )
 
     # -- after a fetch ----------------------------------------------------------
 
@@ -267,7 +299,7 @@ class WaitingRoom:
         good = record is not None and record.outcome is not FetchOutcome.UNREACHABLE
         for entry in self.records.forget(list(parked)):
             meta = entry.request.meta
-            meta.pop(WAITING_SINCE_META, None)
+            end_wait(meta)
             if good:
                 assert record is not None
                 meta[RELEASED_META] = record.fetched_at
@@ -312,7 +344,11 @@ class WaitingRoom:
     ) -> None:
         self.reporter.inline_wait()
         started = self.clock()
-        deadline = started + self.config.unreachable_max_wait
+        # A request parked before (adopted, re-queued) keeps its first park's deadline.
+        since, lead = first_parked(request.meta, request.url, started)
+        if lead > _CLOCK_TOLERANCE:
+            self.reporter.clock_ahead(request, lead)
+        deadline = since + self.config.unreachable_max_wait
         deferred = False
         while True:
             now = self.clock()
@@ -344,11 +380,9 @@ class WaitingRoom:
                 deferred = True
                 self.reporter.deferred()
             if now >= deadline or self.stopping():
+                end_wait(request.meta)
                 raise self.reporter.dropped(
-                    request,
-                    f"robots.txt unreachable for {ref.key}: gave up after waiting "
-                    f"{now - started:.0f} s",
-                    origin=ref.key,
+                    request, self._gave_up(ref.key, now - since), origin=ref.key
                 )
             await self._nap(request, ref, record, min(deadline - now, _INLINE_NAP))
 

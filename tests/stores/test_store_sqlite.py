@@ -92,6 +92,23 @@ def test_wal_mode(db: Path) -> None:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
+@pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
+def test_a_new_file_is_private_and_an_existing_one_keeps_its_mode(db: Path) -> None:
+    # Workers unpickle the parked requests it holds: only its owner may write it.
+    store = SqlitePolicyStore(db)
+    store.keep_parked("spider", "r1", b"request", 15.0)
+    store.put(RECORDS["rules"])
+    for path in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        assert path.stat().st_mode & 0o777 == 0o600, path.name
+    store.close()
+
+    shared = db.with_name("shared.sqlite")
+    shared.touch(mode=0o660)
+    shared.chmod(0o660)
+    SqlitePolicyStore(shared).close()
+    assert shared.stat().st_mode & 0o777 == 0o660, "the owner's choice is kept"
+
+
 # -- leases -----------------------------------------------------------------
 
 

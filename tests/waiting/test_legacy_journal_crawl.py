@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import pickle
+import time
 from pathlib import Path
 from typing import Any
 
@@ -55,14 +56,18 @@ def write_journal(jobdir: Path, requests: list[Request], spider: Spider) -> Path
 
 
 def waiting_requests(site: Site, *paths: str) -> list[Request]:
-    """Requests as 0.1.0 parked them: spider callbacks, the middleware's bookkeeping meta."""
+    """Requests as 0.1.0 parked them: spider callbacks, the middleware's bookkeeping meta.
+
+    Parked a moment ago by the wall clock, as 0.1.0 dated them: their wait
+    goes on from there (ROBOTSTXT_UNREACHABLE_MAX_WAIT counts from the first park).
+    """
     spider = RecordingSpider()
     return [
         Request(
             site.url(path),
             callback=spider.parse,
             errback=spider.on_error,
-            meta={"_robotstxt_waiting_since": 1.0, "depth": 1},
+            meta={"_robotstxt_waiting_since": time.time() - 5, "depth": 1},
         )
         for path in paths
     ]
@@ -120,6 +125,29 @@ async def test_journal_requests_wait_for_robots_again_and_are_taken_once(
     assert "robotstxt/parked/migrated" not in again.stats, "never replayed"
     assert migration_lines(again, logging.INFO) == []
     assert site.hits("/a") == site.hits("/c") == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_journal_requests_keep_their_first_park_for_the_max_wait(
+    site: Site, tmp_path: Path
+) -> None:
+    # Paused with 0.1.0 an hour ago while robots.txt was unreachable, and it
+    # still is: the wait counts from the first park, so they are dropped at once.
+    serve_pages(site, Reply(503))
+    jobdir = tmp_path / "job"
+    requests = waiting_requests(site, "/a", "/b")
+    for request in requests:
+        request.meta["_robotstxt_waiting_since"] = time.time() - 3_600
+    write_journal(jobdir, requests, RecordingSpider())
+    resumed = await run_crawl(settings(jobdir, ROBOTSTXT_UNREACHABLE_MAX_WAIT=600), [])
+    assert resumed.stats["robotstxt/parked/migrated"] == 2
+    assert resumed.stats["robotstxt/unreachable/dropped"] == 2
+    for url in (site.url("/a"), site.url("/b")):
+        [failure] = resumed.failed(url)
+        assert "since it was first parked (ROBOTSTXT_UNREACHABLE_MAX_WAIT = 600 s)" in str(
+            failure.value
+        )
+    assert site.hits("/a") == site.hits("/b") == 0
 
 
 @pytest_twisted.ensureDeferred

@@ -13,7 +13,13 @@ from scrapy.settings import Settings
 
 from scrapy_googlerobots.stores.factory import build_store
 from scrapy_googlerobots.stores.layered import LayeredPolicyStore
-from scrapy_googlerobots.waiting.origin_state import Parked
+from scrapy_googlerobots.waiting.origin_state import (
+    WAITING_SINCE_META,
+    WAITING_URL_META,
+    Parked,
+    clear_bookkeeping,
+    first_parked,
+)
 from scrapy_googlerobots.waiting.parked_records import ParkedRecords
 
 from store_support import Clock, Stats
@@ -118,3 +124,43 @@ def test_a_record_the_store_could_not_delete_is_deleted_at_the_next_beat(tmp_pat
     mine.stop()
     records(path, clock, Stats(), adopted).adopt_now()
     assert adopted == [], "already crawled: deleted at the next beat, never adopted again"
+
+
+URL = "http://a.example/1"
+
+
+@pytest.mark.parametrize(
+    ("carried", "url", "expected"),
+    [
+        (None, URL, (100.0, 0.0)),  # never parked: from now
+        (40.0, URL, (40.0, 0.0)),  # parked before, by this worker or another
+        (40, URL, (40.0, 0.0)),
+        (40.0, None, (40.0, 0.0)),  # a 0.1.0 journal's request: no URL kept
+        (40.0, "http://a.example/2", (100.0, 0.0)),  # meta copied to another request
+        (130.5, URL, (100.0, 30.5)),  # in this worker's future: its clock lags
+        (float("nan"), URL, (100.0, 0.0)),
+        (float("inf"), URL, (100.0, 0.0)),
+        (True, URL, (100.0, 0.0)),
+        ("40", URL, (100.0, 0.0)),
+    ],
+)
+def test_the_first_park_time_counts_from_the_carried_one(
+    carried: Any, url: str | None, expected: tuple[float, float]
+) -> None:
+    meta: dict[str, Any] = {} if carried is None else {WAITING_SINCE_META: carried}
+    if url is not None:
+        meta[WAITING_URL_META] = url
+    assert first_parked(meta, URL, 100.0) == expected
+
+
+def test_a_request_moving_on_keeps_only_its_first_park_time() -> None:
+    meta = {
+        WAITING_SINCE_META: 40.0,
+        WAITING_URL_META: URL,
+        "_robotstxt_handed_back": True,
+        "_robotstxt_released": 3.0,
+        "_robotstxt_own_dont_filter": True,
+        "depth": 2,
+    }
+    clear_bookkeeping(meta)
+    assert meta == {WAITING_SINCE_META: 40.0, WAITING_URL_META: URL, "depth": 2}

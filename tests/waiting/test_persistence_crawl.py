@@ -212,7 +212,7 @@ class JournalSpider(Spider):
         return None
 
 
-def test_serialized_request_round_trip_starts_the_wait_afresh() -> None:
+def test_serialized_request_round_trip_keeps_only_the_first_park_time() -> None:
     spider = JournalSpider()
     request = Request(
         "http://a.example/x",
@@ -222,11 +222,13 @@ def test_serialized_request_round_trip_starts_the_wait_afresh() -> None:
         meta={"_robotstxt_waiting_since": 5.0, "_robotstxt_handed_back": True, "depth": 2},
     )
     restored = deserialize_request(serialize_request(request, spider), spider)
+    # The wait goes on from the first park (max-wait counts from it); the rest
+    # of our bookkeeping belonged to the process that parked it.
     assert (restored.url, restored.callback, restored.priority, restored.meta) == (
         request.url,
         spider.parse,
         3,
-        {"depth": 2},
+        {"_robotstxt_waiting_since": 5.0, "depth": 2},
     )
     assert restored.dont_filter, "kept: it passed the duplicate filter already"
 
