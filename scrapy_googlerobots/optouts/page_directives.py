@@ -36,6 +36,7 @@ from scrapy.http import HtmlResponse, Response
 from w3lib.url import canonicalize_url
 
 from scrapy_googlerobots.pagedirectives import EMPTY, PageDirectives, from_headers_and_body
+from scrapy_googlerobots.policy.page_rules import ai_opt_out
 from scrapy_googlerobots.policy.usage import combine
 from scrapy_googlerobots.reporting.explain import (
     PAGE_FORBIDDEN_MESSAGE,
@@ -62,7 +63,6 @@ __all__ = [
     "X_ROBOTS_TAG",
     "PageDirectivesMiddleware",
     "PageReader",
-    "ai_refusal",
     "reader_for",
 ]
 
@@ -70,9 +70,6 @@ DIRECTIVES_META = "page_directives"
 """Response meta: the :class:`~scrapy_googlerobots.pagedirectives.PageDirectives` in effect."""
 PREFERENCES_META = "usage_preferences"
 X_ROBOTS_TAG = b"X-Robots-Tag"
-# The AI opt-outs, read as a "no" for train-ai: noai (DeviantArt's, now common),
-# noimageai (the page's images), noml (no machine learning at all).
-_AI_DIRECTIVES = ("noai", "noimageai", "noml")
 _NO_TRAINING = {"train-ai": False}
 
 
@@ -137,16 +134,6 @@ def reader_for(crawler: Crawler, config: RobotsConfig) -> PageReader:
         )
         reader = _READERS[crawler] = PageReader(tokens)
     return reader
-
-
-def ai_refusal(directives: PageDirectives) -> Source | None:
-    """The source of the first AI opt-out in effect (``noai``, ``noimageai``, ``noml``)."""
-    if directives.noai or directives.noimageai or directives.noml:
-        for name in _AI_DIRECTIVES:
-            source = directives.source(name)
-            if source is not None:
-                return source
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,7 +241,7 @@ class PageDirectivesMiddleware:
         self._report.response(response, directives, token)
         if meta is not None:
             meta[DIRECTIVES_META] = directives
-            if ai_refusal(directives) is not None:
+            if ai_opt_out(directives) is not None:
                 meta[PREFERENCES_META] = combine(meta.get(PREFERENCES_META) or {}, _NO_TRAINING)
         plan = None
         if meta is None or not meta.get("dont_obey_robotstxt"):

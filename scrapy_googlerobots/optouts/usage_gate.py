@@ -25,7 +25,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from scrapy_googlerobots.optouts.page_directives import ai_refusal
+from scrapy_googlerobots.policy.page_rules import ai_opt_out
 from scrapy_googlerobots.policy.usage import combine, declared_use
 from scrapy_googlerobots.reporting.explain import RobotsDecision, UsagePreference, explain_rules
 from scrapy_googlerobots.robotstxt import parse_usage_header
@@ -180,7 +180,7 @@ class UsageGate:
         if request.meta.get("dont_obey_robotstxt"):
             return None
         assert self._pages is not None
-        return ai_refusal(self._pages.of(response))
+        return ai_opt_out(self._pages.of(response))
 
     def _header(self, values: list[bytes]) -> dict[str, bool]:
         """The preferences of the ``Content-Usage`` header lines ``values`` (parsed once each)."""

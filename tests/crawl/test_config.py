@@ -310,9 +310,7 @@ def test_page_directive_defaults() -> None:
             ("nofollow", "sponsored"),
             id="rel_command_line_string",
         ),
-        pytest.param(
-            {"ROBOTSTXT_PAGE_REL_NOFOLLOW": None}, "page_rel_nofollow", (), id="rel_none"
-        ),
+        pytest.param({"ROBOTSTXT_PAGE_REL_NOFOLLOW": None}, "page_rel_nofollow", (), id="rel_none"),
     ],
 )
 def test_page_directive_values(settings: dict[str, Any], attribute: str, expected: object) -> None:
