@@ -16,6 +16,10 @@ are disallowed, plus generic paths):
 - dense: 150 origins x 20 pages
 - broad: 800 origins x 2 pages
 
+"ours" is both of our middlewares, as the add-on installs them: the robots.txt
+downloader middleware and the page directives' spider middleware (the pages
+have no directives, as nearly all pages of the web).
+
 Each round runs the three variants (none / stock / ours) in a rotating order;
 ratios are paired per round, and the table shows their median and spread.
 
@@ -67,6 +71,8 @@ VARIANT_SETTINGS: dict[str, dict[str, Any]] = {
             "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
             "scrapy_googlerobots.GoogleRobotsTxtMiddleware": 100,
         },
+        # What the add-on installs next to it (issue 26): the page directives.
+        "SPIDER_MIDDLEWARES": {"scrapy_googlerobots.PageDirectivesMiddleware": 950},
     },
 }
 

@@ -109,13 +109,17 @@ class PageReader:
         if not values and not html:
             return EMPTY
         memo = self._memo
-        found = memo.get(response)
-        if found is not None:
-            return found
+        if memo:
+            found = memo.get(response)
+            if found is not None:
+                return found
         directives = from_headers_and_body(
             values, response.body if html else None, self.token(response), content_type_is_html=html
         )
-        memo[response] = directives
+        if directives is not EMPTY:
+            # Only pages with directives are remembered: reading none again is as
+            # cheap as remembering it, and leaves nothing to count twice.
+            memo[response] = directives
         return directives
 
 
@@ -149,6 +153,11 @@ class _Plan:
     """Canonical URL -> refusal, for targets linked only with a ``rel`` hint we obey."""
 
 
+_REPORTED = _Plan("")
+"""The plan of a page whose directives enforce nothing: remembered so that they are
+counted and logged once."""
+
+
 def _key(source: Source, canonical: str) -> str:
     """The stat key of a directive: ``none`` when the page said ``none``, else ``canonical``."""
     return "none" if source.directive.strip().lower() == "none" else canonical
@@ -174,8 +183,12 @@ class PageDirectivesMiddleware:
         self._drop_items = config.page_noindex_items == "drop"
         self._field = config.page_noindex_field
         self._rel = frozenset(config.page_rel_nofollow)
-        # Response -> what its output meets (None: nothing). Weak, like the reader's.
-        self._plans: weakref.WeakKeyDictionary[Response, _Plan | None] = weakref.WeakKeyDictionary()
+        # Response -> what its output meets, for responses with a plan (weak, like
+        # the reader's); and the last response asked about, with its plan (None:
+        # nothing to enforce), which spares a page without directives any memo.
+        self._plans: weakref.WeakKeyDictionary[Response, _Plan] = weakref.WeakKeyDictionary()
+        self._last: weakref.ReferenceType[Response] | None = None
+        self._last_plan: _Plan | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -192,7 +205,7 @@ class PageDirectivesMiddleware:
     ) -> Iterable[Any]:
         """Drop the requests and items the directives of ``response`` refuse (sync callbacks)."""
         plan = self._plan_of(response) if isinstance(response, Response) else None
-        if plan is None:
+        if plan is None or plan is _REPORTED:
             return result
         return self._filter(plan, response, result)  # type: ignore[arg-type]
 
@@ -204,7 +217,7 @@ class PageDirectivesMiddleware:
     ) -> AsyncIterator[Any]:
         """As :meth:`process_spider_output`, for asynchronous spider output."""
         plan = self._plan_of(response) if isinstance(response, Response) else None
-        if plan is None:
+        if plan is None or plan is _REPORTED:
             async for output in result:
                 yield output
             return
@@ -224,30 +237,39 @@ class PageDirectivesMiddleware:
 
     def _plan_of(self, response: Response) -> _Plan | None:
         """What ``response``'s directives enforce, read once (its meta set on the way)."""
+        last = self._last
+        if last is not None and last() is response:
+            return self._last_plan
         plans = self._plans
-        try:
-            return plans[response]
-        except KeyError:
-            pass
+        plan = plans.get(response) if plans else None
+        if plan is None:
+            plan = self._read(response)
+            if plan is not None:
+                plans[response] = plan
+        self._last, self._last_plan = weakref.ref(response), plan
+        return plan
+
+    def _read(self, response: Response) -> _Plan | None:
+        """Read ``response``'s directives: its meta, the stats, the log; what they enforce.
+
+        Runs once for a response with directives (:meth:`_plan_of` remembers its
+        plan); a response without any may be read again, which changes nothing.
+        """
         directives = self._reader.of(response)
         meta = _meta(response)
         if directives is EMPTY:
             if meta is not None and DIRECTIVES_META in meta:
                 del meta[DIRECTIVES_META]  # copied from an earlier response's meta
-            plan = self._rel_plan(response, None) if self._rel else None
-            plans[response] = plan
-            return plan
+            return self._rel_plan(response, None) if self._rel else None
         token = self._reader.token(response)
         self._report.response(response, directives, token)
         if meta is not None:
             meta[DIRECTIVES_META] = directives
             if ai_opt_out(directives) is not None:
                 meta[PREFERENCES_META] = combine(meta.get(PREFERENCES_META) or {}, _NO_TRAINING)
-        plan = None
-        if meta is None or not meta.get("dont_obey_robotstxt"):
-            plan = self._plan(response, directives, token)
-        plans[response] = plan
-        return plan
+        if meta is not None and meta.get("dont_obey_robotstxt"):
+            return _REPORTED
+        return self._plan(response, directives, token) or _REPORTED
 
     def _plan(self, response: Response, directives: PageDirectives, token: str) -> _Plan | None:
         url = response.url
@@ -333,7 +355,7 @@ class PageDirectivesMiddleware:
         drops it (:attr:`~scrapy_googlerobots.RobotsDecision.page_refused`), or None when
         they let it through (or the crawl's settings do not apply them)."""
         plan = self._plan_of(response)
-        if plan is None:
+        if plan is None or plan is _REPORTED:
             return None
         if request is None:
             if plan.noindex is None or not self._drop_items:
