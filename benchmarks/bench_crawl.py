@@ -16,11 +16,17 @@ are disallowed, plus generic paths):
 - dense: 150 origins x 20 pages
 - broad: 800 origins x 2 pages
 
+"ours" is both of our middlewares, as the add-on installs them: the robots.txt
+downloader middleware and the page directives' spider middleware (the pages
+have no directives, as nearly all pages of the web).
+
 Each round runs the three variants (none / stock / ours) in a rotating order;
 ratios are paired per round, and the table shows their median and spread.
 
 Run from the repository root: ``python benchmarks/bench_crawl.py``
-(``--rounds N``, ``--workload dense|broad``). ``--check`` exits 1 unless
+(``--rounds N``, ``--workload dense|broad``; ``--page-pair`` adds a fourth variant,
+ours without the page directives' spider middleware, and prints
+``ours/robots-only``, that middleware's own cost paired per round). ``--check`` exits 1 unless
 ours/stock <= 1.00 on both workloads and ours/none <= 1.08 on the dense one
 (medians). ``--profile VARIANT`` profiles one crawl of that variant (the first
 ``--workload``, dense by default).
@@ -67,7 +73,14 @@ VARIANT_SETTINGS: dict[str, dict[str, Any]] = {
             "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
             "scrapy_googlerobots.GoogleRobotsTxtMiddleware": 100,
         },
+        # What the add-on installs next to it (issue 26): the page directives.
+        "SPIDER_MIDDLEWARES": {"scrapy_googlerobots.PageDirectivesMiddleware": 950},
     },
+}
+# --page-pair: ours without the page directives' spider middleware, in the same rounds,
+# so that the spider middleware's own cost is a paired ratio (ours/robots-only).
+VARIANT_SETTINGS["robots-only"] = {
+    key: value for key, value in VARIANT_SETTINGS["ours"].items() if key != "SPIDER_MIDDLEWARES"
 }
 
 
@@ -267,7 +280,7 @@ def spread(values: list[float]) -> str:
     return f"{statistics.median(values):.3f} ({min(values):.3f}-{max(values):.3f})"
 
 
-def measure(name: str, rounds: int) -> dict[str, float]:
+def measure(name: str, rounds: int, variants: tuple[str, ...] = VARIANTS) -> dict[str, float]:
     origins, pages = WORKLOADS[name]
     corpus = sorted(path.name for path in CORPUS.iterdir() if path.is_file())
     files = [corpus[(i * 7) % len(corpus)] for i in range(origins)]
@@ -277,12 +290,13 @@ def measure(name: str, rounds: int) -> dict[str, float]:
         with tempfile.TemporaryDirectory() as folder:
             work = Path(folder) / "urls.json"
             work.write_text(json.dumps(urls))
-            cpu: dict[str, list[float]] = {v: [] for v in VARIANTS}
+            cpu: dict[str, list[float]] = {v: [] for v in variants}
             counts: dict[str, Any] = {}
-            for variant in VARIANTS:  # one untimed warm-up each (file caches, bytecode)
+            for variant in variants:  # one untimed warm-up each (file caches, bytecode)
                 run_crawl(variant, work)
             for number in range(rounds):
-                order = VARIANTS[number % 3 :] + VARIANTS[: number % 3]
+                shift = number % len(variants)
+                order = variants[shift:] + variants[:shift]
                 for variant in order:
                     result = run_crawl(variant, work)
                     cpu[variant].append(result["cpu"])
@@ -293,7 +307,7 @@ def measure(name: str, rounds: int) -> dict[str, float]:
     ours_none = [o / n for o, n in zip(cpu["ours"], cpu["none"], strict=True)]
     stock_none = [s / n for s, n in zip(cpu["stock"], cpu["none"], strict=True)]
     print(f"\n{name}: {origins} origins x {pages} pages = {len(urls)} requests, {rounds} rounds")
-    for variant in VARIANTS:
+    for variant in variants:
         result = counts[variant]
         print(
             f"  {variant:<6} CPU {spread(cpu[variant])} s   crawled {result.get('crawled', 0)}, "
@@ -304,6 +318,9 @@ def measure(name: str, rounds: int) -> dict[str, float]:
     print(f"  ours/stock  {spread(ours_stock)}")
     print(f"  ours/none   {spread(ours_none)}")
     print(f"  stock/none  {spread(stock_none)}")
+    if "robots-only" in variants:
+        pair = [o / r for o, r in zip(cpu["ours"], cpu["robots-only"], strict=True)]
+        print(f"  ours/robots-only  {spread(pair)}  (the page directives' spider middleware)")
     return {
         "ours/stock": statistics.median(ours_stock),
         "ours/none": statistics.median(ours_none),
@@ -316,6 +333,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workload", choices=sorted(WORKLOADS), action="append")
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--profile", choices=VARIANTS)
+    parser.add_argument(
+        "--page-pair",
+        action="store_true",
+        help="also crawl with ours minus the page directives' spider middleware (robots-only)",
+    )
     args = parser.parse_args(argv)
     if not CORPUS.is_dir():
         print(f"corpus not found at {CORPUS}: nothing to measure")
@@ -334,7 +356,8 @@ def main(argv: list[str] | None = None) -> int:
             server.close()
         return 0
     started = time.monotonic()
-    results = {name: measure(name, args.rounds) for name in args.workload or WORKLOADS}
+    variants = (*VARIANTS, "robots-only") if args.page_pair else VARIANTS
+    results = {name: measure(name, args.rounds, variants) for name in args.workload or WORKLOADS}
     print(f"\n({time.monotonic() - started:.0f} s)")
     if not args.check:
         return 0

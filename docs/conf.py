@@ -44,6 +44,7 @@ nitpick_ignore_regex = [
     (r"py:class", r"(Crawler|Request|Response|Spider|BaseSettings|Settings|Failure|Deferred)"),
     (r"py:class", r"(Callable|Coroutine|Iterator|Iterable|Mapping|Self|Any|NamedTuple)"),
     (r"py:.*", r"(time\.time|ValueError|NoneType|object)"),
+    (r"py:.*", r"datetime\..*"),
 ]
 
 

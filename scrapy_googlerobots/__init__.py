@@ -15,6 +15,8 @@ __all__ = [
     "Addon",
     "GoogleRobotParser",
     "GoogleRobotsTxtMiddleware",
+    "PageDirectivesMiddleware",
+    "PageRefusal",
     "RobotsDecision",
     "__version__",
     "forbidden_by",
@@ -24,6 +26,8 @@ _LAZY = {
     "GoogleRobotsTxtMiddleware": "scrapy_googlerobots.crawl.middleware",
     "GoogleRobotParser": "scrapy_googlerobots.crawl.stock_parser",
     "Addon": "scrapy_googlerobots.crawl.addon",
+    "PageDirectivesMiddleware": "scrapy_googlerobots.optouts.page_directives",
+    "PageRefusal": "scrapy_googlerobots.reporting.explain",
     "RobotsDecision": "scrapy_googlerobots.reporting.explain",
     "forbidden_by": "scrapy_googlerobots.reporting.explain",
 }
@@ -32,7 +36,8 @@ if TYPE_CHECKING:
     from scrapy_googlerobots.crawl.addon import Addon
     from scrapy_googlerobots.crawl.middleware import GoogleRobotsTxtMiddleware
     from scrapy_googlerobots.crawl.stock_parser import GoogleRobotParser
-    from scrapy_googlerobots.reporting.explain import RobotsDecision, forbidden_by
+    from scrapy_googlerobots.optouts.page_directives import PageDirectivesMiddleware
+    from scrapy_googlerobots.reporting.explain import PageRefusal, RobotsDecision, forbidden_by
 
 
 def __getattr__(name: str) -> Any:

@@ -1,4 +1,5 @@
-"""The ``googlerobots`` command: ``check`` URLs against a robots.txt, ``lint`` a robots.txt.
+"""The ``googlerobots`` command: ``check`` URLs against a robots.txt, ``lint`` a robots.txt,
+``check-headers``: a saved response's page-level directives (``page_check.py``).
 
 Standard library only (besides this package), so it runs wherever the package
 is installed. ROBOTS is a file path, ``-`` for stdin, or an http(s) URL that is
@@ -34,6 +35,7 @@ from typing import IO, NoReturn
 
 from scrapy_googlerobots import __version__
 from scrapy_googlerobots.commands.lint import Diagnostic, lint
+from scrapy_googlerobots.commands.page_check import CheckError, run_check_headers
 from scrapy_googlerobots.policy.canonical import canonicalize_url
 from scrapy_googlerobots.policy.useragent import crawler_token
 from scrapy_googlerobots.robotstxt import (
@@ -343,7 +345,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(
-        dest="command", required=True, metavar="{check,lint}", parser_class=_Parser
+        dest="command",
+        required=True,
+        metavar="{check,lint,check-headers}",
+        parser_class=_Parser,
     )
     robots_help = "robots.txt file, '-' for stdin, or an http(s) URL to fetch"
     timeout_help = "seconds to wait for a robots.txt URL (default: 30)"
@@ -385,7 +390,31 @@ def build_parser() -> argparse.ArgumentParser:
         help="User-Agent header for fetching a robots.txt URL",
     )
     lint_cmd.set_defaults(run=run_lint)
+
+    headers_cmd = commands.add_parser(
+        "check-headers",
+        help="give a saved response's page-level robots directives for USER_AGENT",
+        description="FILE: a saved HTTP response (curl -i), or its headers (curl -D) with "
+        "--body. Prints the X-Robots-Tag and robots meta directives in effect for "
+        "USER_AGENT, what a crawl does with them, and what was ignored or malformed. "
+        "Exit status: 0 nothing changes a crawl, 1 a directive does, 2 error.",
+    )
+    headers_cmd.add_argument("file", metavar="FILE", help="saved response or headers file")
+    headers_cmd.add_argument(
+        "user_agent",
+        metavar="USER_AGENT",
+        help="product token (FooBot) or full User-Agent value (FooBot/1.2 (+http://x))",
+    )
+    headers_cmd.add_argument("--body", metavar="BODY", help="the body, when FILE has headers only")
+    headers_cmd.set_defaults(run=_run_check_headers)
     return parser
+
+
+def _run_check_headers(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    try:
+        return run_check_headers(args, out, err)
+    except CheckError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,6 +14,12 @@ With ``--usage CATEGORY`` (or the project's ``ROBOTSTXT_USAGE``) a URL whose
 robots.txt says "no" for a declared AI use is DISALLOWED too, with the deciding
 ``Content-Usage`` / ``Content-Signal`` line, as the crawl would not fetch it.
 
+With ``--page`` each URL robots.txt allows is fetched too (through the same
+engine and settings, only then), and its page-level robots directives for the
+crawl's product token are printed: those in effect with their sources, what a
+crawl does with them, what was ignored or malformed. Without it no page is
+fetched.
+
 Exit status: 0 every URL allowed; 1 any disallowed (an unreachable robots.txt
 disallows its whole origin, as for Google); 2 usage error, or the check could
 not run (invalid settings, the crawl did not start or was interrupted).
@@ -32,28 +38,35 @@ import logging
 import os
 import sys
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from scrapy import Spider, signals
+from scrapy import Request, Spider, signals
 from scrapy.commands import ScrapyCommand
 from scrapy.core.engine import ExecutionEngine
 from scrapy.exceptions import DontCloseSpider, UsageError
+from scrapy.http import HtmlResponse
+from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.project import inside_project
 from twisted.internet.defer import DeferredList
 from twisted.python.failure import Failure
 
 from scrapy_googlerobots.commands.googlerobots import rule_texts, unreachable_reason, usage_verdict
+from scrapy_googlerobots.commands.page_check import directive_lines
 from scrapy_googlerobots.fetching.fetcher import FetchResult, RobotsFetcher
 from scrapy_googlerobots.pacing.crawl_delay import applied_delay
+from scrapy_googlerobots.pagedirectives import PageDirectives, from_headers_and_body
 from scrapy_googlerobots.policy.canonical import canonicalize_url
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.origin import Origin, origin_of
+from scrapy_googlerobots.policy.page_rules import crawl_effects
 from scrapy_googlerobots.policy.usage import declared_use
 from scrapy_googlerobots.policy.useragent import crawler_token
 from scrapy_googlerobots.reporting.explain import UsagePreference
 from scrapy_googlerobots.robotstxt import USAGE_CATEGORIES, RobotsTxt, parse
 from scrapy_googlerobots.runtime.config import RobotsConfig
+from scrapy_googlerobots.runtime.scrapy_compat import engine_download
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -194,11 +207,48 @@ class UrlVerdict:
         )
 
 
-class _RobotsCheck:
-    """Fetches the origins' robots.txt through one crawler, then has the spider closed."""
+@dataclass(frozen=True)
+class PageCheck:
+    """One page fetched for ``--page``: where it ended up and its directives."""
 
-    def __init__(self, origins: list[Origin]) -> None:
+    url: str
+    """The URL asked about."""
+    final_url: str
+    status: int | None
+    """The HTTP status; None when the download failed (see ``error``)."""
+    directives: PageDirectives | None
+    error: str = ""
+
+    def lines(self, token: str) -> list[str]:
+        """The text block under the URL's verdict."""
+        if self.directives is None:
+            return [f"page: not fetched: {self.error}"]
+        via = f" (via redirect to {self.final_url})" if self.final_url != self.url else ""
+        head = f"page: HTTP {self.status}{via}; directives for {token}:"
+        return [head] + [f"  {line}" for line in directive_lines(self.directives, _now())]
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class _RobotsCheck:
+    """Fetches the origins' robots.txt through one crawler, then has the spider closed.
+
+    With ``pages`` (``--page``), then each of those URLs that robots.txt allows
+    (``allowed`` decides, from the fetch results and the settings).
+    """
+
+    def __init__(
+        self,
+        origins: list[Origin],
+        pages: list[str] | None = None,
+        allowed: Any = None,
+    ) -> None:
         self.origins = origins
+        self.pages = pages or []
+        self._allowed = allowed
+        self.page_checks: dict[str, PageCheck] = {}
         self.results: list[FetchResult] | None = None
         self.config: RobotsConfig | None = None
         self.error: str | None = None
@@ -231,6 +281,8 @@ class _RobotsCheck:
                 if isinstance(value, Failure):  # a bug: fetch() reports download errors
                     value.raiseException()
             self.results = [value for _, value in answers]
+            if self.pages:
+                await self._fetch_pages(crawler, self.config, self.results)
         except ValueError as exc:  # a ROBOTSTXT_* setting that cannot work
             self.error = str(exc)
         except Exception as exc:
@@ -245,6 +297,44 @@ class _RobotsCheck:
             else:
                 assert crawler.spider is not None
                 engine.close_spider(crawler.spider, "finished")
+
+    async def _fetch_pages(
+        self, crawler: Crawler, config: RobotsConfig, results: list[FetchResult]
+    ) -> None:
+        """Download each page robots.txt allows (``--page``) and read its directives."""
+        token = crawler_token(config.user_agent or config.default_user_agent)
+        engine = crawler.engine
+        wanted = [url for url in dict.fromkeys(self.pages) if self._allowed(url, results, config)]
+        for url in self.pages:
+            if url not in wanted:
+                self.page_checks[url] = PageCheck(
+                    url, url, None, None, "robots.txt disallows it (a crawl would not fetch it)"
+                )
+        # Judged above: the project's robots.txt middleware need not ask again.
+        requests = [
+            Request(url, callback=NO_CALLBACK, meta={"dont_obey_robotstxt": True}) for url in wanted
+        ]
+        downloads = [deferred_from_coro(_await(engine_download(engine, r))) for r in requests]
+        answers = await maybe_deferred_to_future(DeferredList(downloads, consumeErrors=True))
+        for url, (ok, value) in zip(wanted, answers, strict=True):
+            if not ok:
+                error = value.value if isinstance(value, Failure) else value
+                self.page_checks[url] = PageCheck(
+                    url, url, None, None, f"{type(error).__name__}: {error}"
+                )
+                continue
+            html = isinstance(value, HtmlResponse)
+            directives = from_headers_and_body(
+                value.headers.getlist(b"X-Robots-Tag"),
+                value.body if html else None,
+                token,
+                content_type_is_html=html,
+            )
+            self.page_checks[url] = PageCheck(url, value.url, value.status, directives)
+
+
+async def _await(awaitable: Any) -> Any:
+    return await awaitable
 
 
 class _RobotsSpider(Spider):
@@ -300,6 +390,8 @@ class Command(ScrapyCommand):
             "the settings apply (ROBOTSTXT_CRAWL_DELAY, ROBOTSTXT_CRAWL_DELAY_MAX). "
             "With --usage CATEGORY (or ROBOTSTXT_USAGE), a URL whose robots.txt says no to "
             "that AI use is DISALLOWED, with its Content-Usage / Content-Signal line. "
+            "With --page, each allowed URL is fetched too and its page-level robots "
+            "directives (X-Robots-Tag, robots meta tags) for the crawl's agent are printed. "
             "Exit status: 0 all allowed, 1 any disallowed, 2 usage error or no check."
         )
 
@@ -319,6 +411,16 @@ class Command(ScrapyCommand):
             ),
         )
 
+        parser.add_argument(
+            "--page",
+            action="store_true",
+            help=(
+                "fetch each URL robots.txt allows and print its page-level robots "
+                "directives (X-Robots-Tag, robots meta) for the crawl's agent; without it "
+                "no page is fetched"
+            ),
+        )
+
     def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
         super().process_options(args, opts)
         assert self.settings is not None
@@ -335,7 +437,19 @@ class Command(ScrapyCommand):
         except ValueError as exc:
             raise UsageError(str(exc), print_help=False) from None
         origins = list(dict.fromkeys(origin for _, origin in targets))
-        check = _RobotsCheck(origins)
+        pages = [url for url, _ in targets] if opts.page else None
+        origin_of_url = dict(targets)
+
+        def allowed(url: str, results: list[FetchResult], config: RobotsConfig) -> bool:
+            """What the verdict below says, inside the crawl (the pages are fetched there)."""
+            by_origin = dict(zip(origins, results, strict=True))
+            origin = origin_of_url[url]
+            token = crawler_token(config.user_agent or config.default_user_agent)
+            declared = config.usage if usage is None else usage
+            robots = OriginCheck.of(by_origin[origin], origin, token, config)
+            return robots.verdict(url, token, declared).allowed
+
+        check = _RobotsCheck(origins, pages, allowed)
         process = self.crawler_process
         assert process is not None
         process.crawl(process.create_crawler(_RobotsSpider), check=check)
@@ -366,11 +480,14 @@ class Command(ScrapyCommand):
             o: OriginCheck.of(r, o, token, config) for o, r in zip(origins, results, strict=True)
         }
         verdicts = [robots[origin].verdict(url, token, declared[0]) for url, origin in targets]
+        page_checks = check.page_checks if opts.page else None
         if opts.json:
             document = _document(agent, setting, token, verdicts, declared[0])
+            if page_checks is not None:
+                _add_pages(document, page_checks)
             output = json.dumps(document, indent=2) + "\n"
         else:
-            output = _text(agent, setting, token, verdicts, declared)
+            output = _text(agent, setting, token, verdicts, declared, page_checks)
         _write(output)
         self.exitcode = 0 if all(v.allowed for v in verdicts) else 1
 
@@ -391,8 +508,10 @@ def _text(
     token: str,
     verdicts: list[UrlVerdict],
     declared: tuple[tuple[str, ...], str] = ((), ""),
+    pages: dict[str, PageCheck] | None = None,
 ) -> str:
-    """One line per origin's robots.txt, its URLs under it (in argument order)."""
+    """One line per origin's robots.txt, its URLs under it (in argument order); with
+    ``pages`` (``--page``), each URL's page directives under it."""
     lines = [f"product token: {token} (from {setting} = {agent!r})"]
     if declared[0]:
         lines.append(f"declared AI use: {', '.join(declared[0])} (from {declared[1]})")
@@ -405,7 +524,32 @@ def _text(
             word = "ALLOWED" if verdict.allowed else "DISALLOWED"
             usage = f"; usage: {verdict.usage_text}" if verdict.allowed and verdict.usage else ""
             lines.append(f"  {word:<11} {verdict.url}  {verdict.reason}{usage}")
+            page = pages.get(verdict.url) if pages is not None else None
+            if page is not None:
+                lines += [f"      {line}" for line in page.lines(token)]
     return "\n".join(lines) + "\n"
+
+
+def _add_pages(document: dict[str, Any], pages: dict[str, PageCheck]) -> None:
+    """``--json --page``: each URL entry gets ``page`` (None when not fetched)."""
+    now = _now()
+    for entry in document["urls"]:
+        page = pages.get(entry["url"])
+        if page is None or page.directives is None:
+            entry["page"] = {"fetched": False, "reason": page.error if page else ""}
+            continue
+        directives = page.directives
+        entry["page"] = {
+            "fetched": True,
+            "url": page.final_url,
+            "status": page.status,
+            "directives": [{"directive": d, "source": s} for d, s in directives.explain()],
+            "noindex": directives.is_noindex(now),
+            "nofollow": directives.nofollow,
+            "effects": crawl_effects(directives, now),
+            "ignored": [str(r) for r in directives.ignored],
+            "malformed": [str(r) for r in directives.malformed],
+        }
 
 
 def _document(

@@ -13,6 +13,12 @@ in the project, a spider or the command line wins) and puts
 - the stock middleware disabled there (``None``): it stays off (on every
   Scrapy version) and ours is not added, with a warning, since the user
   switched robots.txt handling off on purpose.
+
+Next to it, in ``SPIDER_MIDDLEWARES``, it adds
+:class:`~scrapy_googlerobots.PageDirectivesMiddleware` (page-level robots
+directives) at :data:`PAGE_ORDER`, unless the user lists it there already (at
+any position, or disabled with ``None``) or our downloader middleware ends up
+disabled.
 """
 
 from __future__ import annotations
@@ -32,8 +38,15 @@ logger = logging.getLogger("scrapy_googlerobots.integration.addon")
 
 STOCK_MIDDLEWARE = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
 GOOGLE_MIDDLEWARE = "scrapy_googlerobots.GoogleRobotsTxtMiddleware"
+PAGE_MIDDLEWARE = "scrapy_googlerobots.PageDirectivesMiddleware"
+PAGE_ORDER = 950
+"""Its ``SPIDER_MIDDLEWARES`` order: next to the spider (after Scrapy's DepthMiddleware,
+900), so it sees exactly what the callback yields and what it drops is never counted
+or scheduled further."""
 _SETTING = "DOWNLOADER_MIDDLEWARES"
 _BASE_SETTING = "DOWNLOADER_MIDDLEWARES_BASE"
+_SPIDER_SETTING = "SPIDER_MIDDLEWARES"
+_SPIDER_BASE_SETTING = "SPIDER_MIDDLEWARES_BASE"
 
 
 class Addon:
@@ -43,6 +56,7 @@ class Addon:
         """Set ``ROBOTSTXT_OBEY`` and swap the stock middleware for ours (see the module doc)."""
         settings.set("ROBOTSTXT_OBEY", True, priority="addon")
         swap_middleware(settings)
+        add_page_middleware(settings)
 
 
 def _resolve(key: Any) -> Any:
@@ -102,6 +116,22 @@ def swap_middleware(settings: BaseSettings) -> None:
             replace(name, stock, ours)
         else:
             _replace_in_component_dict(settings, name, entries, ours)
+
+
+def add_page_middleware(settings: BaseSettings) -> None:
+    """Add the page directives' spider middleware (see the module doc for when not)."""
+    page: type = load_object(PAGE_MIDDLEWARE)
+    user = settings.getdict(_SPIDER_SETTING)
+    if _entries(user, page) or _entries(settings.getdict(_SPIDER_BASE_SETTING), page):
+        return  # the user's choice, kept (or the add-on ran before)
+    ours: type = load_object(GOOGLE_MIDDLEWARE)
+    downloader = _entries(settings.getdict(_SETTING), ours) or _entries(
+        settings.getdict(_BASE_SETTING), ours
+    )
+    if not downloader or downloader[-1][1] is None:
+        return  # robots.txt handling is off or not ours: page directives too
+    user[PAGE_MIDDLEWARE] = PAGE_ORDER
+    settings.set(_SPIDER_SETTING, user, priority=settings.getpriority(_SPIDER_SETTING) or 0)
 
 
 def _remove(

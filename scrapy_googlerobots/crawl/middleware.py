@@ -55,11 +55,11 @@ from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.misc import load_object
 from twisted.internet.defer import Deferred, fail, succeed
 
-from scrapy_googlerobots.crawl.agents import AgentTokens
 from scrapy_googlerobots.crawl.lifecycle import CloseWatch
 from scrapy_googlerobots.crawl.stock_parser import GoogleRobotParser
 from scrapy_googlerobots.fetching.coordinator import FetchCoordinator
 from scrapy_googlerobots.fetching.fetcher import RobotsFetcher
+from scrapy_googlerobots.optouts.page_directives import reader_for
 from scrapy_googlerobots.optouts.usage_gate import UsageGate
 from scrapy_googlerobots.pacing.crawl_delay import CrawlPacer, DelayLookup
 from scrapy_googlerobots.policy.canonical import canonicalize_url
@@ -70,6 +70,7 @@ from scrapy_googlerobots.policy.record import FetchTimings, ParsedRulesCache
 from scrapy_googlerobots.reporting.explain import RobotsDecision, explain_rules
 from scrapy_googlerobots.reporting.reporter import FORBIDDEN_MESSAGE, Reporter
 from scrapy_googlerobots.reporting.summary import CrawlSummary
+from scrapy_googlerobots.runtime.agents import AgentTokens
 from scrapy_googlerobots.runtime.config import RobotsConfig
 from scrapy_googlerobots.runtime.scrapy_compat import (
     PROCESS_REQUEST_IS_COROUTINE,
@@ -142,7 +143,12 @@ class GoogleRobotsTxtMiddleware:
         self._store_get = self._store.get
         timings = _timings(config)
         self._reporter = Reporter(crawler, config, timings, GoogleRobotParser.from_robotstxt)
-        self._usage = UsageGate(config.usage, self._reporter, self.explain)
+        self._usage = UsageGate(
+            config.usage,
+            self._reporter,
+            self.explain,
+            reader_for(crawler, config) if config.page_directives else None,
+        )
         self._usage_judge = self._usage.judge
         # Parsed rules of records a shared store returns without them (the
         # local cache parses its own quiet records again on their next use).

@@ -9,6 +9,10 @@ request the meta key ``robotstxt_usage``). Two sources state preferences:
   nothing more). A "no" for a declared category: the request is not downloaded.
 - the ``Content-Usage`` response header: :meth:`UsageGate.response` runs in
   ``process_response``. A "no" for a declared category: the response is dropped.
+- the page's AI opt-out directives (``noai``, ``noimageai``, ``noml`` in its
+  ``X-Robots-Tag`` headers or robots meta tags): a "no" for ``train-ai``, read in
+  ``process_response`` only when the request declares a use, and refused like
+  the header's, naming the header or tag.
 
 Either way the response gets ``response.meta["usage_preferences"]``, the
 effective values ("no wins"), also when the crawl declares nothing.
@@ -21,6 +25,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from scrapy_googlerobots.policy.page_rules import ai_opt_out
 from scrapy_googlerobots.policy.usage import combine, declared_use
 from scrapy_googlerobots.reporting.explain import RobotsDecision, UsagePreference, explain_rules
 from scrapy_googlerobots.robotstxt import parse_usage_header
@@ -29,6 +34,8 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.http import Response
 
+    from scrapy_googlerobots.optouts.page_directives import PageReader
+    from scrapy_googlerobots.pagedirectives import Source
     from scrapy_googlerobots.policy.origin import OriginRef
     from scrapy_googlerobots.reporting.reporter import Reporter
     from scrapy_googlerobots.robotstxt import RobotsTxt, UsageRule
@@ -61,8 +68,11 @@ class UsageGate:
         declared: tuple[str, ...],
         reporter: Reporter,
         explain: Callable[[Request], RobotsDecision | None],
+        pages: PageReader | None = None,
     ) -> None:
         self.declared = declared
+        # The page directives' reader (ROBOTSTXT_PAGE_DIRECTIVES), for noai & co.
+        self._pages = pages
         self._reporter = reporter
         self._explain = explain
         self.seen = False
@@ -128,7 +138,12 @@ class UsageGate:
         headers = response.headers
         meta = request.meta
         stated = USAGE_HEADER in headers
-        if found is None and not stated:
+        page_no = None
+        if self._pages is not None and (self.declared or USAGE_META in meta):
+            # Only a crawl that declares a use reads the page here (the spider
+            # middleware reads it anyway, after the download).
+            page_no = self._page_refusal(request, response)
+        if found is None and not stated and page_no is None:
             if PREFERENCES_META in meta:
                 # Copied from an earlier response's meta: not this response's.
                 del meta[PREFERENCES_META]
@@ -139,6 +154,8 @@ class UsageGate:
         header = self._header(headers.getlist(USAGE_HEADER)) if stated else {}
         if header:
             effective = combine(effective, header)
+        if page_no is not None:
+            effective = combine(effective, {"train-ai": False})
         if effective:
             meta[PREFERENCES_META] = effective
             self._reporter.usage_response()
@@ -151,7 +168,19 @@ class UsageGate:
                     raise self._reporter.usage_forbidden(
                         request, refused, lambda: self._decision_of(request), ""
                     )
+        if page_no is not None and "train-ai" in self.declared_of(request):
+            refused = UsagePreference.of_page("train-ai", page_no.short(), response.url)
+            raise self._reporter.usage_forbidden(
+                request, refused, lambda: self._decision_of(request), ""
+            )
         return response
+
+    def _page_refusal(self, request: Request, response: Response) -> Source | None:
+        """The page's AI opt-out directive for our crawler (``noai`` …), if any."""
+        if request.meta.get("dont_obey_robotstxt"):
+            return None
+        assert self._pages is not None
+        return ai_opt_out(self._pages.of(response))
 
     def _header(self, values: list[bytes]) -> dict[str, bool]:
         """The preferences of the ``Content-Usage`` header lines ``values`` (parsed once each)."""

@@ -8,6 +8,14 @@ usage preference: ...")``, and its decision names the preference in
 :attr:`RobotsDecision.usage_refused`. Any request can be explained on demand
 with :meth:`GoogleRobotsTxtMiddleware.explain
 <scrapy_googlerobots.GoogleRobotsTxtMiddleware.explain>`.
+
+A page-level robots directive (``X-Robots-Tag``, robots meta tags) that stops
+a request or drops an item is named by :attr:`RobotsDecision.page_refused`, a
+:class:`PageRefusal`: on the ``DropItem`` of an item dropped for ``noindex``, and
+from :meth:`PageDirectivesMiddleware.explain
+<scrapy_googlerobots.PageDirectivesMiddleware.explain>`. A ``noai`` directive
+refuses a response like a ``Content-Usage: train-ai=n`` header: its
+:class:`UsagePreference` names the header or tag.
 """
 
 from __future__ import annotations
@@ -30,12 +38,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FORBIDDEN_MESSAGE",
+    "PAGE_FORBIDDEN_MESSAGE",
     "USAGE_FORBIDDEN_MESSAGE",
+    "PageRefusal",
     "RobotsDecision",
     "UsagePreference",
     "explain_rules",
     "forbidden",
     "forbidden_by",
+    "page_decision",
+    "page_forbidden",
     "usage_forbidden",
 ]
 
@@ -43,6 +55,9 @@ FORBIDDEN_MESSAGE = "Forbidden by robots.txt"
 """The ``IgnoreRequest`` message of a disallowed request, as Scrapy's stock middleware."""
 USAGE_FORBIDDEN_MESSAGE = "Forbidden by usage preference"
 """How the ``IgnoreRequest`` message of a request refused by a usage preference starts."""
+PAGE_FORBIDDEN_MESSAGE = "Forbidden by page directive"
+"""How the message of an item dropped (``DropItem``) for a page directive starts."""
+_USAGE_DIRECTIVES = ("Content-Usage", "Content-Signal")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +87,17 @@ class UsagePreference:
         """The preference a ``Content-Usage`` response header of ``url`` gives."""
         return cls(category, allowed, 0, "Content-Usage", "", url)
 
+    @classmethod
+    def of_page(cls, category: str, written: str, url: str) -> UsagePreference:
+        """The "no" a page directive of ``url`` gives (``noai``: ``train-ai``); ``written``
+        is the directive as the page wrote it (``X-Robots-Tag: noai``)."""
+        return cls(category, False, 0, written, "", url)
+
+    @property
+    def from_page(self) -> bool:
+        """Said by a page-level robots directive (``X-Robots-Tag``, a robots meta tag)."""
+        return self.directive not in _USAGE_DIRECTIVES
+
     @property
     def value(self) -> str:
         """``"y"`` or ``"n"``."""
@@ -79,20 +105,43 @@ class UsagePreference:
 
     @property
     def from_header(self) -> bool:
-        """Said by a response header, not by robots.txt."""
-        return self.line == 0
+        """Said by a ``Content-Usage`` response header, not by robots.txt (nor a page
+        directive: see :attr:`from_page`)."""
+        return self.line == 0 and not self.from_page
 
     @property
     def rule(self) -> str:
         """The rule as Google's parser reads it: ``Content-Usage: /ai-ok/ train-ai=y``,
-        ``Content-Signal: ai-train=no`` (the deciding category only)."""
+        ``Content-Signal: ai-train=no`` (the deciding category only); a page directive
+        as written (``X-Robots-Tag: noai``)."""
+        if self.from_page:
+            return self.directive
         path = f"{self.path} " if self.path else ""
         return f"{self.directive}: {path}{written_as(self.directive, self.category, self.allowed)}"
 
     def __str__(self) -> str:
         if self.from_header:
             return f"Content-Usage header of {self.source}: {self.category}={self.value}"
+        if self.from_page:
+            return f"{self.directive} of {self.source}: {self.category}={self.value}"
         return f'{self.source} line {self.line}: "{self.rule}"'
+
+
+@dataclass(frozen=True, slots=True)
+class PageRefusal:
+    """A page-level robots directive that stopped a request or dropped an item."""
+
+    directive: str
+    """What was obeyed: ``nofollow``, ``noindex`` or ``unavailable_after`` (the page's),
+    or ``rel=nofollow`` / ``rel=ugc`` / ``rel=sponsored`` (the link's)."""
+    source: str
+    """Where the page said it, as written: ``X-Robots-Tag: none``,
+    ``<meta name="robots" content="nofollow">``, ``<a rel="ugc">``."""
+    url: str
+    """The page (the response the request or the item came from)."""
+
+    def __str__(self) -> str:
+        return f"{self.source} of {self.url}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +171,9 @@ class RobotsDecision:
     """The preference that stopped the request: a "no" for a category the crawl declared
     (``ROBOTSTXT_USAGE``, meta ``robotstxt_usage``), from robots.txt or from the response's
     ``Content-Usage`` header. None when it was not stopped by one."""
+    page_refused: PageRefusal | None = None
+    """The page-level robots directive that dropped the request or the item (then the
+    robots.txt fields say nothing: robots.txt was not asked about it). None otherwise."""
 
     @property
     def preferences(self) -> dict[str, bool]:
@@ -136,9 +188,11 @@ class RobotsDecision:
         return f"{'Allow' if self.allowed else 'Disallow'}: {self.rule}"
 
     def __str__(self) -> str:
+        if self.page_refused is not None:
+            return str(self.page_refused)
         refused = self.usage_refused
         if refused is not None:
-            if refused.from_header:
+            if refused.line == 0:
                 return str(refused)
             return f'{refused}, group "{self.group}"'
         if not self.line:
@@ -170,15 +224,28 @@ def usage_forbidden(
     ``explain`` makes the robots.txt decision for the URL when
     :func:`forbidden_by` first asks; ``refused`` is added to it.
     """
-    where = (
-        f"Content-Usage header of {refused.source}"
-        if refused.from_header
-        else f"{refused.source} line {refused.line}"
-    )
+    if refused.from_page:
+        where = f"{refused.directive} of {refused.source}"
+    elif refused.from_header:
+        where = f"Content-Usage header of {refused.source}"
+    else:
+        where = f"{refused.source} line {refused.line}"
     error = IgnoreRequest(
         f"{USAGE_FORBIDDEN_MESSAGE}: {refused.category}={refused.value} ({where})"
     )
     setattr(error, _ATTRIBUTE, partial(_refused_by, refused, explain))
+    return error
+
+
+def page_decision(refused: PageRefusal, url: str, token: str) -> RobotsDecision:
+    """The decision on ``url`` (a request's, or the page's for an item) that ``refused``
+    took for the product token ``token``; robots.txt was not asked."""
+    return RobotsDecision(url, "", True, 0, None, "", token, has_rules=False, page_refused=refused)
+
+
+def page_forbidden(error: Exception, decision: RobotsDecision) -> Exception:
+    """``error`` (a ``DropItem``) made explainable: :func:`forbidden_by` gives ``decision``."""
+    setattr(error, _ATTRIBUTE, decision)
     return error
 
 

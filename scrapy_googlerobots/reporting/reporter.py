@@ -140,7 +140,9 @@ class Reporter:
         ``explain`` makes the robots.txt decision for the URL when it is first asked for.
         """
         error = usage_forbidden(refused, explain)
-        if refused.from_header:
+        if refused.from_page:
+            self._inc_value(f"robotstxt/usage/page_forbidden/{refused.category}")
+        elif refused.from_header:
             self._inc_value(f"robotstxt/usage/header_forbidden/{refused.category}")
         else:
             self._inc_value(f"robotstxt/usage/forbidden/{refused.category}")

@@ -107,6 +107,7 @@ class CrawlSummary:
         ]
         lines += _ranked("rules that forbade the most requests", self.top_rules(), "Disallow: ")
         lines += self._render_usage(stats)
+        lines += _render_page(stats)
         return "\n".join(lines)
 
     def _render_usage(self, stats: dict[str, object]) -> list[str]:
@@ -122,15 +123,52 @@ class CrawlSummary:
         refused = total("robotstxt/usage/forbidden/")
         dropped = total("robotstxt/usage/header_forbidden/")
         carried = total("robotstxt/usage/responses")
-        if not (self.declared_use or refused or dropped or carried):
+        by_page = total("robotstxt/usage/page_forbidden/")
+        if not (self.declared_use or refused or dropped or carried or by_page):
             return []
         declared = ", ".join(self.declared_use) or "none"
+        # Named only when it happened: a noai page directive (X-Robots-Tag, robots meta).
+        page = f", {by_page} dropped by a noai page directive" if by_page else ""
         lines = [
             f"  usage preferences (declared use: {declared}): {refused} forbidden by robots.txt, "
-            f"{dropped} dropped by their Content-Usage header, {carried} responses with preferences"
+            f"{dropped} dropped by their Content-Usage header{page}, {carried} responses with "
+            "preferences"
         ]
         lines += _ranked("usage rules that forbade the most requests", self.top_usage_rules())
         return lines
+
+
+def _render_page(stats: dict[str, object]) -> list[str]:
+    """The page directives lines (PageDirectivesMiddleware): only when a page had some."""
+
+    def stat(name: str) -> int:
+        value = stats.get(f"robotstxt/page/{name}", 0)
+        return value if isinstance(value, int) else 0
+
+    def family(prefix: str) -> dict[str, int]:
+        start = f"robotstxt/page/{prefix}/"
+        return {
+            key[len(start) :]: value
+            for key, value in stats.items()
+            if key.startswith(start) and isinstance(value, int)
+        }
+
+    responses, ignored, malformed = stat("responses"), stat("ignored"), stat("malformed")
+    if not (responses or ignored or malformed):
+        return []
+    directives = family("directive")
+    ranked = sorted(directives.items(), key=lambda pair: (-pair[1], pair[0]))
+    detail = f" ({', '.join(f'{n} {d}' for d, n in ranked)})" if ranked else ""
+    dropped_requests = sum(family("requests_dropped").values())
+    kept, dropped_items = sum(family("items_kept").values()), sum(family("items_dropped").values())
+    links = sum(family("links_dropped").values())
+    return [
+        f"  page directives: {responses} responses with directives for this crawler{detail}, "
+        f"{ignored} directives for other crawlers ignored, {malformed} malformed",
+        f"  page directives applied: {dropped_requests} requests not followed (nofollow), "
+        f"{kept} items of noindex pages kept, {dropped_items} dropped, "
+        f"{links} link targets not followed (rel)",
+    ]
 
 
 def _count(counts: Counter[Any], key: Any) -> bool:

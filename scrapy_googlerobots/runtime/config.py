@@ -11,7 +11,7 @@ start-up instead of misbehaving hours later.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypedDict
 
 from scrapy.settings import BaseSettings
 
@@ -19,9 +19,10 @@ from scrapy_googlerobots.policy.usage import declared_use
 from scrapy_googlerobots.robotstxt import GOOGLE_MAX_SIZE
 from scrapy_googlerobots.stores.memory_cost import DEFAULT_CACHE_MEMORY
 
-__all__ = ["DEFAULTS", "RobotsConfig", "UnreachableMode"]
+__all__ = ["DEFAULTS", "REL_HINTS", "NoindexItems", "RobotsConfig", "UnreachableMode"]
 
 UnreachableMode = Literal["defer", "disallow"]
+NoindexItems = Literal["keep", "drop"]
 
 #: Every setting this module reads, with its default.
 DEFAULTS: dict[str, object] = {
@@ -44,9 +45,17 @@ DEFAULTS: dict[str, object] = {
     "ROBOTSTXT_CRAWL_DELAY": False,
     "ROBOTSTXT_CRAWL_DELAY_MAX": 60.0,
     "ROBOTSTXT_USAGE": [],
+    "ROBOTSTXT_PAGE_DIRECTIVES": True,
+    "ROBOTSTXT_PAGE_NOFOLLOW": True,
+    "ROBOTSTXT_PAGE_NOINDEX_ITEMS": "keep",
+    "ROBOTSTXT_PAGE_NOINDEX_FIELD": None,
+    "ROBOTSTXT_PAGE_REL_NOFOLLOW": [],
 }
 
 _MODES: tuple[UnreachableMode, ...] = ("defer", "disallow")
+_NOINDEX_ITEMS: tuple[NoindexItems, ...] = ("keep", "drop")
+REL_HINTS = ("nofollow", "ugc", "sponsored")
+"""The link ``rel`` values Google reads as "do not follow" hints."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +95,17 @@ class RobotsConfig:
     usage: tuple[str, ...] = ()
     """``ROBOTSTXT_USAGE``: the AI uses the crawl collects content for (IETF category
     names); a "no" for one of them stops the request. Empty: nothing is enforced."""
+    page_directives: bool = True
+    """``ROBOTSTXT_PAGE_DIRECTIVES``: read X-Robots-Tag headers and robots meta tags."""
+    page_nofollow: bool = True
+    """``ROBOTSTXT_PAGE_NOFOLLOW``: do not follow the links of a ``nofollow`` page."""
+    page_noindex_items: NoindexItems = "keep"
+    """``ROBOTSTXT_PAGE_NOINDEX_ITEMS``: what happens to items of a ``noindex`` page."""
+    page_noindex_field: str | None = None
+    """``ROBOTSTXT_PAGE_NOINDEX_FIELD``: the item field that marks an item of a
+    ``noindex`` page (None: items are not changed)."""
+    page_rel_nofollow: tuple[str, ...] = ()
+    """``ROBOTSTXT_PAGE_REL_NOFOLLOW``: link ``rel`` values whose targets are not followed."""
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsConfig:
@@ -125,6 +145,7 @@ class RobotsConfig:
             crawl_delay=settings.getbool("ROBOTSTXT_CRAWL_DELAY", False),
             crawl_delay_max=reader.seconds("ROBOTSTXT_CRAWL_DELAY_MAX"),
             usage=declared_use(settings.get("ROBOTSTXT_USAGE"), "ROBOTSTXT_USAGE"),
+            **_page_settings(settings),
         )
         config._check_consistency()
         return config
@@ -148,6 +169,61 @@ class RobotsConfig:
                 f"ROBOTSTXT_RETRY_MAX_DELAY ({self.retry_max_delay:g}); lower the delay or "
                 "raise the maximum"
             )
+
+
+class _PageSettings(TypedDict):
+    page_directives: bool
+    page_nofollow: bool
+    page_noindex_items: NoindexItems
+    page_noindex_field: str | None
+    page_rel_nofollow: tuple[str, ...]
+
+
+def _page_settings(settings: BaseSettings) -> _PageSettings:
+    """The ``ROBOTSTXT_PAGE_*`` settings, checked (ValueError naming the setting otherwise)."""
+    items = settings.get("ROBOTSTXT_PAGE_NOINDEX_ITEMS", DEFAULTS["ROBOTSTXT_PAGE_NOINDEX_ITEMS"])
+    normalized = items.strip().lower() if isinstance(items, str) else items
+    if normalized not in _NOINDEX_ITEMS:
+        raise ValueError(
+            f"ROBOTSTXT_PAGE_NOINDEX_ITEMS must be 'keep' (items of noindex pages are kept and "
+            f"counted) or 'drop', got {items!r}"
+        )
+    field = settings.get("ROBOTSTXT_PAGE_NOINDEX_FIELD")
+    if field is not None and (not isinstance(field, str) or not field.strip()):
+        raise ValueError(
+            f"ROBOTSTXT_PAGE_NOINDEX_FIELD must be an item field name (e.g. 'robots_noindex') "
+            f"or None, got {field!r}"
+        )
+    rel = settings.get("ROBOTSTXT_PAGE_REL_NOFOLLOW")
+    names = rel.split(",") if isinstance(rel, str) else rel
+    if names is None:
+        names = []
+    if not isinstance(names, (list, tuple, set, frozenset)) or not all(
+        isinstance(name, str) for name in names
+    ):
+        raise ValueError(
+            f"ROBOTSTXT_PAGE_REL_NOFOLLOW must be a list of link rel values (e.g. "
+            f"{list(REL_HINTS)!r}), got {rel!r}"
+        )
+    hints: list[str] = []
+    for name in names:
+        value = name.strip().lower()
+        if not value:
+            continue
+        if value not in REL_HINTS:
+            raise ValueError(
+                f"ROBOTSTXT_PAGE_REL_NOFOLLOW: unknown rel value {name.strip()!r}; use "
+                f"{', '.join(REL_HINTS)}"
+            )
+        if value not in hints:
+            hints.append(value)
+    return {
+        "page_directives": settings.getbool("ROBOTSTXT_PAGE_DIRECTIVES", True),
+        "page_nofollow": settings.getbool("ROBOTSTXT_PAGE_NOFOLLOW", True),
+        "page_noindex_items": normalized,
+        "page_noindex_field": field.strip() if field is not None else None,
+        "page_rel_nofollow": tuple(hints),
+    }
 
 
 class _Reader:

@@ -206,3 +206,61 @@ async def test_real_crawl_with_addon(site: Site) -> None:
     kinds = {type(mw) for mw in middlewares}
     assert GoogleRobotsTxtMiddleware in kinds
     assert RobotsTxtMiddleware not in kinds
+
+
+# -- the page directives' spider middleware (issue 26) ------------------------
+
+PAGE = "scrapy_googlerobots.PageDirectivesMiddleware"
+PAGE_PRIVATE = "scrapy_googlerobots.optouts.page_directives.PageDirectivesMiddleware"
+DEPTH = "scrapy.spidermiddlewares.depth.DepthMiddleware"
+
+
+def _spider_enabled(settings: BaseSettings, merge_by_object: bool) -> dict[type, Any]:
+    merge = getattr(settings, "get_component_priority_dict_with_base", None)
+    if merge_by_object and merge is not None:
+        merged = dict(merge("SPIDER_MIDDLEWARES"))
+    else:
+        merged = dict(settings.getwithbase("SPIDER_MIDDLEWARES"))
+    return _enabled(merged)
+
+
+# (initial project settings, expected order of the page middleware: None = not enabled)
+PAGE_CASES = {
+    "defaults-added-next-to-the-spider": ({}, 950),
+    "user-position-by-public-path-kept": ({"SPIDER_MIDDLEWARES": {PAGE: 100}}, 100),
+    "user-position-by-private-path-kept": ({"SPIDER_MIDDLEWARES": {PAGE_PRIVATE: 100}}, 100),
+    "user-disabled-by-path-kept-off": ({"SPIDER_MIDDLEWARES": {PAGE: None}}, None),
+    "other-spider-middlewares-untouched": ({"SPIDER_MIDDLEWARES": {DEPTH: 10}}, 950),
+    "stock-robots-disabled-no-page-either": ({"DOWNLOADER_MIDDLEWARES": {STOCK: None}}, None),
+    "ours-disabled-no-page-either": ({"DOWNLOADER_MIDDLEWARES": {OURS: None}}, None),
+    "ours-placed-by-user-page-added": ({"DOWNLOADER_MIDDLEWARES": {OURS: 200}}, 950),
+    "obey-off-still-listed-it-turns-itself-off": ({"ROBOTSTXT_OBEY": False}, 950),
+}
+
+
+@pytest.mark.parametrize(("initial", "order"), PAGE_CASES.values(), ids=PAGE_CASES.keys())
+@pytest.mark.parametrize("by_object", [False, True], ids=["by-key", "by-object"])
+def test_page_middleware_table(
+    replace_method: str, initial: dict[str, Any], order: Any, by_object: bool
+) -> None:
+    from scrapy_googlerobots import PageDirectivesMiddleware
+
+    for times in (1, 2):  # a second run changes nothing
+        settings = _apply(initial, times=times)
+        enabled = _spider_enabled(settings, by_object)
+        assert enabled.get(PageDirectivesMiddleware) == order
+        # Scrapy's own spider middlewares (and the user's) keep their places.
+        without = _spider_enabled(_settings_without_addon(initial), by_object)
+        enabled.pop(PageDirectivesMiddleware, None)
+        without.pop(PageDirectivesMiddleware, None)
+        assert enabled == without
+
+
+@pytest_twisted.ensureDeferred
+async def test_real_crawl_installs_the_page_middleware(site: Site) -> None:
+    from scrapy_googlerobots import PageDirectivesMiddleware
+
+    site.script("/robots.txt", Reply(200, b"User-agent: *\nAllow: /\n"))
+    result = await run_crawl({"ADDONS": {"scrapy_googlerobots.Addon": 0}}, [site.url("/a")])
+    middlewares = result.crawler.engine.scraper.spidermw.middlewares
+    assert PageDirectivesMiddleware in {type(mw) for mw in middlewares}

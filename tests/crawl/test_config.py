@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -55,6 +56,11 @@ def test_every_default_is_listed() -> None:
         "ROBOTSTXT_RETRY_DELAY",
         "ROBOTSTXT_RETRY_MAX_DELAY",
         "ROBOTSTXT_USAGE",
+        "ROBOTSTXT_PAGE_DIRECTIVES",
+        "ROBOTSTXT_PAGE_NOFOLLOW",
+        "ROBOTSTXT_PAGE_NOINDEX_ITEMS",
+        "ROBOTSTXT_PAGE_NOINDEX_FIELD",
+        "ROBOTSTXT_PAGE_REL_NOFOLLOW",
     }
 
 
@@ -267,3 +273,82 @@ def test_config_is_frozen() -> None:
     config = _config()
     with pytest.raises(AttributeError):
         config.max_size = 1  # type: ignore[misc]
+
+
+def test_page_directive_defaults() -> None:
+    # Issue 26: directives read and nofollow obeyed; items of noindex pages kept, not
+    # changed; rel link hints are hints (not obeyed) unless asked.
+    config = _config()
+    assert (config.page_directives, config.page_nofollow) == (True, True)
+    assert (config.page_noindex_items, config.page_noindex_field) == ("keep", None)
+    assert config.page_rel_nofollow == ()
+
+
+@pytest.mark.parametrize(
+    ("settings", "attribute", "expected"),
+    [
+        pytest.param({"ROBOTSTXT_PAGE_DIRECTIVES": "False"}, "page_directives", False, id="off"),
+        pytest.param({"ROBOTSTXT_PAGE_NOFOLLOW": 0}, "page_nofollow", False, id="nofollow_off"),
+        pytest.param(
+            {"ROBOTSTXT_PAGE_NOINDEX_ITEMS": " Drop "}, "page_noindex_items", "drop", id="drop"
+        ),
+        pytest.param(
+            {"ROBOTSTXT_PAGE_NOINDEX_FIELD": " noindex "},
+            "page_noindex_field",
+            "noindex",
+            id="field_stripped",
+        ),
+        pytest.param(
+            {"ROBOTSTXT_PAGE_REL_NOFOLLOW": ["UGC", "nofollow", "ugc", " "]},
+            "page_rel_nofollow",
+            ("ugc", "nofollow"),
+            id="rel_once_each",
+        ),
+        pytest.param(
+            {"ROBOTSTXT_PAGE_REL_NOFOLLOW": "nofollow,sponsored"},
+            "page_rel_nofollow",
+            ("nofollow", "sponsored"),
+            id="rel_command_line_string",
+        ),
+        pytest.param({"ROBOTSTXT_PAGE_REL_NOFOLLOW": None}, "page_rel_nofollow", (), id="rel_none"),
+    ],
+)
+def test_page_directive_values(settings: dict[str, Any], attribute: str, expected: object) -> None:
+    assert getattr(_config(**settings), attribute) == expected
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        pytest.param(
+            {"ROBOTSTXT_PAGE_NOINDEX_ITEMS": "mark"},
+            "ROBOTSTXT_PAGE_NOINDEX_ITEMS must be 'keep' (items of noindex pages are kept and "
+            "counted) or 'drop', got 'mark'",
+            id="unknown_items_mode",
+        ),
+        pytest.param(
+            {"ROBOTSTXT_PAGE_NOINDEX_FIELD": " "},
+            "ROBOTSTXT_PAGE_NOINDEX_FIELD must be an item field name",
+            id="blank_field",
+        ),
+        pytest.param(
+            {"ROBOTSTXT_PAGE_NOINDEX_FIELD": 3},
+            "ROBOTSTXT_PAGE_NOINDEX_FIELD must be an item field name",
+            id="field_type",
+        ),
+        pytest.param(
+            {"ROBOTSTXT_PAGE_REL_NOFOLLOW": ["noopener"]},
+            "ROBOTSTXT_PAGE_REL_NOFOLLOW: unknown rel value 'noopener'; use nofollow, ugc, "
+            "sponsored",
+            id="unknown_rel",
+        ),
+        pytest.param(
+            {"ROBOTSTXT_PAGE_REL_NOFOLLOW": True},
+            "ROBOTSTXT_PAGE_REL_NOFOLLOW must be a list of link rel values",
+            id="rel_type",
+        ),
+    ],
+)
+def test_page_directive_errors(settings: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match="^" + re.escape(message)):
+        _config(**settings)

@@ -24,18 +24,25 @@ class AgentTokens:
 
     ``fixed`` is the token of ``ROBOTSTXT_USER_AGENT`` (None when unset): the
     middleware's hot path reads it directly and calls :meth:`of` only without it.
+    ``warn=False``: no warning for a token that names no crawler (the robots.txt
+    middleware of the same crawl gives it once).
     """
 
     __slots__ = ("_default", "_default_agent", "_extra", "_memo", "_warned", "fixed")
 
     def __init__(
-        self, fixed_agent: str | None, default_agent: str, log_extra: Callable[[], Any]
+        self,
+        fixed_agent: str | None,
+        default_agent: str,
+        log_extra: Callable[[], Any],
+        *,
+        warn: bool = True,
     ) -> None:
         self._memo: dict[bytes, str] = {}
         self._default_agent = default_agent
         self._default: str | None = None
         self._extra = log_extra
-        self._warned = False
+        self._warned = not warn
         self.fixed: str | None = self._token(fixed_agent) if fixed_agent else None
 
     def of(self, request: Request) -> str:

@@ -1,0 +1,400 @@
+"""Page-level robots directives in a crawl: ``X-Robots-Tag`` headers and robots meta tags.
+
+:class:`PageReader` reads a response's directives for the crawl's product
+token once (its ``X-Robots-Tag`` headers and, for an HTML response, the meta
+tags of its head; the core's :func:`~scrapy_googlerobots.pagedirectives.from_headers_and_body`),
+shared by both middlewares of a crawl (:func:`reader_for`).
+
+:class:`PageDirectivesMiddleware`, a spider middleware, applies them:
+
+- every response with directives gets ``response.meta["page_directives"]``;
+- ``nofollow`` (or ``none``): requests the callback yields are not scheduled;
+- ``noindex`` (or ``none``, or a past ``unavailable_after``): items are kept
+  and counted (and marked in a field, if asked), or dropped;
+- with ``ROBOTSTXT_PAGE_REL_NOFOLLOW``, requests for link targets the page
+  links only with those ``rel`` values are not scheduled;
+- ``noai`` / ``noimageai`` / ``noml``: ``train-ai`` is "no" in
+  ``response.meta["usage_preferences"]``; a crawl that declares that use has the
+  response refused earlier, by :class:`~.usage_gate.UsageGate`.
+
+A response without ``X-Robots-Tag`` that is not HTML costs a dict lookup and an
+``isinstance``; an HTML one without a ``<meta`` in its head window one bytes
+search more.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from itemadapter import ItemAdapter
+from scrapy import Request, signals
+from scrapy.exceptions import DropItem, NotConfigured
+from scrapy.http import HtmlResponse, Response
+from w3lib.url import canonicalize_url
+
+from scrapy_googlerobots.pagedirectives import EMPTY, PageDirectives, from_headers_and_body
+from scrapy_googlerobots.policy.page_rules import ai_opt_out
+from scrapy_googlerobots.policy.usage import combine
+from scrapy_googlerobots.reporting.explain import (
+    PAGE_FORBIDDEN_MESSAGE,
+    PageRefusal,
+    RobotsDecision,
+    page_decision,
+    page_forbidden,
+)
+from scrapy_googlerobots.reporting.page_report import PageReporter
+from scrapy_googlerobots.runtime.agents import AgentTokens
+from scrapy_googlerobots.runtime.config import RobotsConfig
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterable
+
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from typing_extensions import Self
+
+    from scrapy_googlerobots.pagedirectives import Source
+
+__all__ = [
+    "DIRECTIVES_META",
+    "X_ROBOTS_TAG",
+    "PageDirectivesMiddleware",
+    "PageReader",
+    "reader_for",
+]
+
+DIRECTIVES_META = "page_directives"
+"""Response meta: the :class:`~scrapy_googlerobots.pagedirectives.PageDirectives` in effect."""
+PREFERENCES_META = "usage_preferences"
+X_ROBOTS_TAG = b"X-Robots-Tag"
+_NO_TRAINING = {"train-ai": False}
+
+
+class PageReader:
+    """The page directives of responses for the product token their request is judged for.
+
+    Read once per response object (both middlewares of a crawl share one reader,
+    :func:`reader_for`): the downloader middleware reads them only when the crawl
+    declares an AI use, the spider middleware for every response it handles.
+    """
+
+    __slots__ = ("_memo", "tokens")
+
+    def __init__(self, tokens: AgentTokens) -> None:
+        self.tokens = tokens
+        # Weak: a response leaves nothing behind once Scrapy drops it.
+        self._memo: weakref.WeakKeyDictionary[Response, PageDirectives] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def token(self, response: Response) -> str:
+        """The product token ``response``'s request is judged for."""
+        fixed = self.tokens.fixed
+        if fixed is not None:
+            return fixed
+        request = getattr(response, "request", None)
+        if request is None:  # a response built by hand (tests, scrapy shell)
+            return self.tokens.of(Request("data:,"))
+        return self.tokens.of(request)
+
+    def of(self, response: Response) -> PageDirectives:
+        """``response``'s directives in effect (:data:`~scrapy_googlerobots.pagedirectives.EMPTY`
+        when it has none)."""
+        # Headers is a dict of normalised names to value lists (no per-call normalisation).
+        values = dict.get(response.headers, X_ROBOTS_TAG)
+        html = isinstance(response, HtmlResponse)
+        if not values and not html:
+            return EMPTY
+        memo = self._memo
+        if memo:
+            found = memo.get(response)
+            if found is not None:
+                return found
+        directives = from_headers_and_body(
+            values, response.body if html else None, self.token(response), content_type_is_html=html
+        )
+        if directives is not EMPTY:
+            # Only pages with directives are remembered: reading none again is as
+            # cheap as remembering it, and leaves nothing to count twice.
+            memo[response] = directives
+        return directives
+
+
+_READERS: weakref.WeakKeyDictionary[Crawler, PageReader] = weakref.WeakKeyDictionary()
+
+
+def reader_for(crawler: Crawler, config: RobotsConfig) -> PageReader:
+    """The :class:`PageReader` of ``crawler`` (one per crawl, made on first use)."""
+    reader = _READERS.get(crawler)
+    if reader is None:
+        tokens = AgentTokens(
+            config.user_agent,
+            config.default_user_agent,
+            lambda: {"spider": crawler.spider},
+            warn=False,
+        )
+        reader = _READERS[crawler] = PageReader(tokens)
+    return reader
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What one response's directives enforce on what its callback yields."""
+
+    token: str
+    nofollow: tuple[PageRefusal, str] | None = None
+    """The refusal and its stat key (``nofollow`` or ``none``)."""
+    noindex: tuple[PageRefusal, str] | None = None
+    """The refusal and its stat key (``noindex``, ``none`` or ``unavailable_after``)."""
+    links: dict[str, PageRefusal] | None = None
+    """Canonical URL -> refusal, for targets linked only with a ``rel`` hint we obey."""
+
+
+_REPORTED = _Plan("")
+"""The plan of a page whose directives enforce nothing: remembered so that they are
+counted and logged once."""
+
+
+def _key(source: Source, canonical: str) -> str:
+    """The stat key of a directive: ``none`` when the page said ``none``, else ``canonical``."""
+    return "none" if source.directive.strip().lower() == "none" else canonical
+
+
+class PageDirectivesMiddleware:
+    """Spider middleware applying page-level robots directives (see the module doc).
+
+    Installed by the add-on next to the downloader middleware; by hand:
+    ``SPIDER_MIDDLEWARES = {"scrapy_googlerobots.PageDirectivesMiddleware": 950}``.
+    Off (``NotConfigured``) when ``ROBOTSTXT_OBEY`` or ``ROBOTSTXT_PAGE_DIRECTIVES`` is off.
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        config = RobotsConfig.from_settings(crawler.settings)
+        if not config.obey or not config.page_directives:
+            raise NotConfigured
+        self.crawler = crawler
+        self.config = config
+        self._reader = reader_for(crawler, config)
+        self._report = PageReporter(crawler)
+        self._nofollow = config.page_nofollow
+        self._drop_items = config.page_noindex_items == "drop"
+        self._field = config.page_noindex_field
+        self._rel = frozenset(config.page_rel_nofollow)
+        # Response -> what its output meets, for responses with a plan (weak, like
+        # the reader's); and the last response asked about, with its plan (None:
+        # nothing to enforce), which spares a page without directives any memo.
+        self._plans: weakref.WeakKeyDictionary[Response, _Plan] = weakref.WeakKeyDictionary()
+        self._last: weakref.ReferenceType[Response] | None = None
+        self._last_plan: _Plan | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    # -- Scrapy's hooks ----------------------------------------------------------
+
+    def process_spider_input(self, response: Response, spider: Spider | None = None) -> None:
+        """Read ``response``'s directives before its callback runs: its meta gets them."""
+        self._plan_of(response)
+
+    def process_spider_output(
+        self, response: Response | None, result: Iterable[Any], spider: Spider | None = None
+    ) -> Iterable[Any]:
+        """Drop the requests and items the directives of ``response`` refuse (sync callbacks)."""
+        plan = self._plan_of(response) if isinstance(response, Response) else None
+        if plan is None or plan is _REPORTED:
+            return result
+        return self._filter(plan, response, result)  # type: ignore[arg-type]
+
+    async def process_spider_output_async(
+        self,
+        response: Response | None,
+        result: AsyncIterator[Any],
+        spider: Spider | None = None,
+    ) -> AsyncIterator[Any]:
+        """As :meth:`process_spider_output`, for asynchronous spider output."""
+        plan = self._plan_of(response) if isinstance(response, Response) else None
+        if plan is None or plan is _REPORTED:
+            async for output in result:
+                yield output
+            return
+        assert response is not None
+        async for output in result:
+            kept = self._judge(plan, response, output)
+            if kept is not None:
+                yield kept
+
+    def _filter(self, plan: _Plan, response: Response, result: Iterable[Any]) -> Iterable[Any]:
+        for output in result:
+            kept = self._judge(plan, response, output)
+            if kept is not None:
+                yield kept
+
+    # -- deciding ------------------------------------------------------------------
+
+    def _plan_of(self, response: Response) -> _Plan | None:
+        """What ``response``'s directives enforce, read once (its meta set on the way)."""
+        last = self._last
+        if last is not None and last() is response:
+            return self._last_plan
+        plans = self._plans
+        plan = plans.get(response) if plans else None
+        if plan is None:
+            plan = self._read(response)
+            if plan is not None:
+                plans[response] = plan
+        self._last, self._last_plan = weakref.ref(response), plan
+        return plan
+
+    def _read(self, response: Response) -> _Plan | None:
+        """Read ``response``'s directives: its meta, the stats, the log; what they enforce.
+
+        Runs once for a response with directives (:meth:`_plan_of` remembers its
+        plan); a response without any may be read again, which changes nothing.
+        """
+        directives = self._reader.of(response)
+        meta = _meta(response)
+        if directives is EMPTY:
+            if meta is not None and DIRECTIVES_META in meta:
+                del meta[DIRECTIVES_META]  # copied from an earlier response's meta
+            return self._rel_plan(response, None) if self._rel else None
+        token = self._reader.token(response)
+        self._report.response(response, directives, token)
+        if meta is not None:
+            meta[DIRECTIVES_META] = directives
+            if ai_opt_out(directives) is not None:
+                meta[PREFERENCES_META] = combine(meta.get(PREFERENCES_META) or {}, _NO_TRAINING)
+        if meta is not None and meta.get("dont_obey_robotstxt"):
+            return _REPORTED
+        return self._plan(response, directives, token) or _REPORTED
+
+    def _plan(self, response: Response, directives: PageDirectives, token: str) -> _Plan | None:
+        url = response.url
+        nofollow = noindex = None
+        if self._nofollow and directives.nofollow:
+            source = directives.source("nofollow")
+            assert source is not None
+            nofollow = (PageRefusal("nofollow", str(source), url), _key(source, "nofollow"))
+        source = directives.noindex_source(datetime.now(timezone.utc))
+        if source is not None:
+            name = "noindex" if directives.noindex else "unavailable_after"
+            noindex = (PageRefusal(name, str(source), url), _key(source, name))
+        plan = _Plan(token, nofollow, noindex)
+        if self._rel:
+            return self._rel_plan(response, plan)
+        return plan if nofollow or noindex else None
+
+    def _rel_plan(self, response: Response, plan: _Plan | None) -> _Plan | None:
+        """``plan`` with the link targets of ``response`` that only ``rel`` hints we obey reach."""
+        if not isinstance(response, HtmlResponse) or (plan is not None and plan.nofollow):
+            return plan  # nothing to read, or every request is dropped anyway
+        links = _hinted_targets(response, self._rel)
+        if not links:
+            return plan
+        if plan is None:
+            return _Plan(self._reader.token(response), links=links)
+        return _Plan(plan.token, plan.nofollow, plan.noindex, links)
+
+    def _judge(self, plan: _Plan, response: Response, output: Any) -> Any:
+        """``output`` if it may go on, else None (counted and logged)."""
+        if isinstance(output, Request):
+            if plan.nofollow is not None:
+                refusal, key = plan.nofollow
+                self._report.request_dropped(output, response, refusal, key)
+                return None
+            if plan.links:
+                refusal = plan.links.get(canonicalize_url(output.url))  # type: ignore[assignment]
+                if refusal is not None:
+                    self._report.link_dropped(output, response, refusal)
+                    return None
+            return output
+        if plan.noindex is None:
+            return output
+        refusal, key = plan.noindex
+        if self._drop_items:
+            self._report.item(response, refusal, key, dropped=True)
+            self._item_dropped(output, response, refusal, plan.token)
+            return None
+        self._report.item(response, refusal, key, dropped=False)
+        if self._field is not None:
+            self._mark(output, refusal)
+        return output
+
+    def _mark(self, item: Any, refusal: PageRefusal) -> None:
+        field = self._field
+        assert field is not None
+        try:
+            ItemAdapter(item)[field] = refusal.source
+        except (KeyError, TypeError) as exc:
+            self._report.unmarked(item, field, exc)
+
+    def _item_dropped(
+        self, item: Any, response: Response, refusal: PageRefusal, token: str
+    ) -> None:
+        """Tell ``item_dropped`` receivers, as Scrapy does for a pipeline's ``DropItem``."""
+        error = page_forbidden(
+            DropItem(f"{PAGE_FORBIDDEN_MESSAGE}: {refusal.directive} ({refusal})"),
+            page_decision(refusal, response.url, token),
+        )
+        self.crawler.signals.send_catch_log(
+            signal=signals.item_dropped,
+            item=item,
+            response=response,
+            exception=error,
+            spider=self.crawler.spider,
+        )
+
+    # -- explaining ------------------------------------------------------------------
+
+    def explain(self, response: Response, request: Request | None = None) -> RobotsDecision | None:
+        """What the page directives of ``response`` decide for ``request`` yielded from it
+        (for its items when ``request`` is None): the decision naming the directive that
+        drops it (:attr:`~scrapy_googlerobots.RobotsDecision.page_refused`), or None when
+        they let it through (or the crawl's settings do not apply them)."""
+        plan = self._plan_of(response)
+        if plan is None or plan is _REPORTED:
+            return None
+        if request is None:
+            if plan.noindex is None or not self._drop_items:
+                return None
+            return page_decision(plan.noindex[0], response.url, plan.token)
+        refusal = plan.nofollow[0] if plan.nofollow is not None else None
+        if refusal is None and plan.links:
+            refusal = plan.links.get(canonicalize_url(request.url))
+        if refusal is None:
+            return None
+        return page_decision(refusal, request.url, plan.token)
+
+
+def _meta(response: Response) -> dict[str, Any] | None:
+    """``response.meta``, or None for a response without a request (built by hand)."""
+    try:
+        return response.meta
+    except AttributeError:
+        return None
+
+
+def _hinted_targets(response: HtmlResponse, hints: frozenset[str]) -> dict[str, PageRefusal]:
+    """Canonical URL -> refusal for each link target of ``response`` that every link to it
+    marks with one of ``hints`` (``rel`` values): a target also linked plainly is followed,
+    as Google treats ``rel`` values as hints."""
+    hinted: dict[str, PageRefusal] = {}
+    plain: set[str] = set()
+    for link in response.xpath("//a[@href] | //area[@href]"):
+        href = (link.attrib.get("href") or "").strip()
+        if not href or href.startswith("#"):
+            continue
+        try:
+            target = canonicalize_url(response.urljoin(href))
+        except ValueError:
+            continue
+        rel = (link.attrib.get("rel") or "").lower().split()
+        found = next((value for value in rel if value in hints), None)
+        if found is None:
+            plain.add(target)
+        elif target not in hinted:
+            hinted[target] = PageRefusal(f"rel={found}", f'<a rel="{" ".join(rel)}">', response.url)
+    return {target: refusal for target, refusal in hinted.items() if target not in plain}
