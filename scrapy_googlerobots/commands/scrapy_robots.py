@@ -6,7 +6,8 @@ robots.txt is fetched through a real crawler and engine: inside a project, its
 middlewares and add-ons apply (elsewhere Scrapy's defaults and ``-s``), and
 :class:`RobotsFetcher` applies Google's status, redirect and size rules. Per
 URL it prints the verdict, the deciding line, the product token, and the crawl
-delay the project's settings would apply for the chosen group
+delay the project's settings would apply for the chosen group; per robots.txt,
+its ``Sitemap:`` URLs
 (``ROBOTSTXT_CRAWL_DELAY``, capped at ``ROBOTSTXT_CRAWL_DELAY_MAX``, as
 :func:`~scrapy_googlerobots.pacing.crawl_delay.applied_delay` decides).
 
@@ -145,6 +146,11 @@ class OriginCheck:
                 rule = self.texts.get(refused.line, refused.rule)
                 return UrlVerdict(url, False, refused.line, rule, why, self, preferences)
         return UrlVerdict(url, verdict.allowed, line, rule, why, self, preferences)
+
+    @property
+    def sitemaps(self) -> list[str]:
+        """The ``Sitemap:`` URLs of the robots.txt, as written, in file order."""
+        return [] if self.rules is None else list(self.rules.sitemaps)
 
     def describe(self) -> str:
         """One line: where robots.txt was read, what it means, the crawl delay."""
@@ -297,7 +303,8 @@ class Command(ScrapyCommand):
             "settings (user agent, ROBOTSTXT_USER_AGENT, proxies, headers, downloader "
             "middlewares), read it the way Google does and print, per URL, ALLOWED or "
             "DISALLOWED with the deciding line, the product token and the crawl delay "
-            "the settings apply (ROBOTSTXT_CRAWL_DELAY, ROBOTSTXT_CRAWL_DELAY_MAX). "
+            "the settings apply (ROBOTSTXT_CRAWL_DELAY, ROBOTSTXT_CRAWL_DELAY_MAX), and "
+            "each robots.txt's Sitemap: URLs. "
             "With --usage CATEGORY (or ROBOTSTXT_USAGE), a URL whose robots.txt says no to "
             "that AI use is DISALLOWED, with its Content-Usage / Content-Signal line. "
             "Exit status: 0 all allowed, 1 any disallowed, 2 usage error or no check."
@@ -405,6 +412,7 @@ def _text(
             word = "ALLOWED" if verdict.allowed else "DISALLOWED"
             usage = f"; usage: {verdict.usage_text}" if verdict.allowed and verdict.usage else ""
             lines.append(f"  {word:<11} {verdict.url}  {verdict.reason}{usage}")
+        lines.extend(f"  Sitemap: {url}" for url in group[0].robots.sitemaps)
     return "\n".join(lines) + "\n"
 
 
@@ -447,6 +455,7 @@ def _document(
                     "redirects": list(v.robots.redirects),
                     "outcome": v.robots.outcome.value,
                     "reason": v.robots.reason,
+                    "sitemaps": v.robots.sitemaps,
                 },
             }
             for v in verdicts

@@ -312,12 +312,14 @@ async def test_json_document(make_site: Any) -> None:
         "redirects": [target.url("/moved.txt")],
         "outcome": "rules",
         "reason": "HTTP 200",
+        "sitemaps": [],
     }
     unreachable = {
         "url": down.url("/robots.txt"),
         "redirects": [],
         "outcome": "unreachable",
         "reason": "HTTP 429",
+        "sitemaps": [],
     }
     assert json.loads(result.stdout) == {
         "user_agent": PROJECT_AGENT,
