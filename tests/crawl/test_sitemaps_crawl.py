@@ -128,8 +128,10 @@ async def _crawl(
     def keep(spider: Any) -> None:
         spiders.append(spider)
 
-    options = robots_settings(**settings) if middleware is None else robots_settings(
-        middleware, **settings
+    options = (
+        robots_settings(**settings)
+        if middleware is None
+        else robots_settings(middleware, **settings)
     )
     result = await _run(options, sitemap_urls, keep)
     return result, spiders[0]
@@ -148,9 +150,7 @@ def _run(options: dict[str, Any], sitemap_urls: list[str], keep: Any) -> Any:
 
 def _visible(response: Response) -> tuple[Any, ...]:
     """What a callback sees of a robots.txt response, less the Date the server stamps."""
-    headers = {
-        key: value for key, value in response.headers.items() if key.lower() != b"date"
-    }
+    headers = {key: value for key, value in response.headers.items() if key.lower() != b"date"}
     return (type(response), response.url, response.status, headers, response.body)
 
 
