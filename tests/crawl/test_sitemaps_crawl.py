@@ -26,7 +26,17 @@ from scrapy_googlerobots import signals as robots_signals
 from scrapy_googlerobots.fetching.robots_copy import SERVED_FLAG
 
 from docs_text import DOCS, code_blocks
-from middleware_support import STOCK, our_middleware, robots_settings, robots_stats
+from middleware_support import (
+    STOCK,
+    ChainSpider,
+    MovableClock,
+    clocked,
+    our_middleware,
+    robots_settings,
+    robots_stats,
+    spider_with_signals,
+    then,
+)
 from redis_server import RedisServer, redis_server
 from servers import CrawlResult, Reply, Site, run_crawl
 
@@ -35,6 +45,7 @@ __all__ = ["redis_server"]  # the fixture, imported for the tests below
 MODULE = "scrapy_googlerobots"
 XML = {"Content-Type": "application/xml"}
 ROBOTS_HEADERS = {"Content-Type": "text/plain; charset=utf-8", "X-Robots-Test": "kept"}
+DAY = 86_400
 SERVED_LINE = re.compile(r"Served <GET (\S+)> from the robots\.txt of \S+ fetched \d+ s ago")
 
 
@@ -367,3 +378,42 @@ async def test_two_workers_sharing_redis_fetch_each_robots_txt_once(
     for _, spider in both:
         assert all(SERVED_FLAG in r.flags for r in spider.robots_responses)
         assert len(spider.robots_responses) == 2
+
+
+@pytest_twisted.ensureDeferred
+async def test_past_its_lifetime_the_copy_is_refreshed_first_or_not_served(
+    make_site: Any,
+) -> None:
+    # Both copies are past their lifetime when the spider asks for robots.txt:
+    # the request waits for the refresh it triggers, and is served from the new
+    # copy; when that refresh fails (503), the old copy keeps applying but
+    # cannot stand for the download, and the spider downloads robots.txt itself.
+    fresh, failing = make_site(), make_site()
+    robots = b"User-agent: *\nDisallow: /x\n"
+    fresh.script("/robots.txt", Reply(200, robots))
+    failing.script("/robots.txt", Reply(200, robots), Reply(503))
+    clock = MovableClock()
+    seen: list[Response] = []
+
+    def later(site: Site) -> dict[str, Any]:
+        def action(_: Any) -> list[Request]:
+            clock.advance(DAY + 1)
+            return [Request(site.url("/robots.txt"), dont_filter=True)]
+
+        return then(action)
+
+    def on_response(response: Response, request: Request, **_: Any) -> None:
+        if response.url.endswith("/robots.txt") and not request.meta.get("dont_obey_robotstxt"):
+            seen.append(response)  # the spider's own, not the middleware's fetches
+
+    spider = spider_with_signals(ChainSpider, response_received=on_response)
+    start = [Request(site.url("/first"), meta=later(site)) for site in (fresh, failing)]
+    settings = robots_settings(middleware=clocked(clock), RETRY_ENABLED=False)
+    result = await run_crawl(settings, start, spider_cls=spider)
+    assert (fresh.hits("/robots.txt"), failing.hits("/robots.txt")) == (2, 3)
+    assert sorted((r.url, r.status, SERVED_FLAG in r.flags) for r in seen) == sorted(
+        [(fresh.url("/robots.txt"), 200, True), (failing.url("/robots.txt"), 503, False)]
+    )
+    stats = robots_stats(result)
+    assert stats["robotstxt/spider_request/served"] == 1
+    assert stats["robotstxt/spider_request/downloaded/expired"] == 1
