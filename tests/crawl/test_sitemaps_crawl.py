@@ -363,9 +363,16 @@ async def test_two_workers_sharing_redis_fetch_each_robots_txt_once(
 ) -> None:
     sites = [_sitemap_site(make_site()), _sitemap_site(make_site())]
     settings = {"ROBOTSTXT_CACHE_STORE": redis_server.url}
-    both = await defer.gatherResults(
-        [defer.ensureDeferred(_crawl(_robots_urls(*sites), **settings)) for _ in range(2)]
-    )
+    # run_crawl lowers the root logger's level for its crawl and puts back what
+    # it found; two at once would leave the lowered level behind.
+    root = logging.getLogger()
+    level = root.level
+    try:
+        both = await defer.gatherResults(
+            [defer.ensureDeferred(_crawl(_robots_urls(*sites), **settings)) for _ in range(2)]
+        )
+    finally:
+        root.setLevel(level)
     hits = [site.hits("/robots.txt") for site in sites]
     print(f"figure: two workers, shared Redis: /robots.txt requests per origin: {hits}")
     assert hits == [1, 1]
