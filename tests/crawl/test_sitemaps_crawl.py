@@ -18,7 +18,9 @@ from typing import Any
 import pytest_twisted
 from scrapy import Request, signals
 from scrapy.http import Response, TextResponse
+from scrapy.http.request import NO_CALLBACK
 from scrapy.spiders import SitemapSpider
+from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import defer
 
 from scrapy_googlerobots import GoogleRobotParser
@@ -38,7 +40,7 @@ from middleware_support import (
     then,
 )
 from redis_server import RedisServer, redis_server
-from servers import CrawlResult, Reply, Site, run_crawl
+from servers import CrawlResult, RecordingSpider, Reply, Site, run_crawl
 
 __all__ = ["redis_server"]  # the fixture, imported for the tests below
 
@@ -424,3 +426,47 @@ async def test_past_its_lifetime_the_copy_is_refreshed_first_or_not_served(
     stats = robots_stats(result)
     assert stats["robotstxt/spider_request/served"] == 1
     assert stats["robotstxt/spider_request/downloaded/expired"] == 1
+
+
+class _DirectRobots(RecordingSpider):
+    """Its first page downloads another origin's robots.txt with ``engine.download``
+    (no scheduler: the request waits inline for the fetch, then is answered)."""
+
+    name = "direct-robots"
+    direct: str
+    robots_responses: list[Response]
+
+    async def parse(self, response: Response, **kwargs: Any) -> Any:
+        engine = self.crawler.engine
+        request = Request(self.direct, callback=NO_CALLBACK)
+        if hasattr(engine, "download_async"):
+            got = await engine.download_async(request)
+        else:  # Scrapy < 2.14
+            got = await maybe_deferred_to_future(engine.download(request))
+        self.robots_responses.append(got)
+
+
+@pytest_twisted.ensureDeferred
+async def test_robots_txt_downloaded_inline_is_answered_after_its_wait(make_site: Any) -> None:
+    first, other = make_site(), make_site()
+    other.script("/robots.txt", Reply(200, _robots(other), ROBOTS_HEADERS, delay=0.2))
+    kept: list[Any] = []
+
+    class Kept(_DirectRobots):
+        direct = other.url("/robots.txt")
+
+        @classmethod
+        def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> Any:
+            spider = super().from_crawler(crawler, *args, **kwargs)
+            spider.robots_responses = []
+            kept.append(spider)
+            return spider
+
+    result = await run_crawl(robots_settings(), [first.url("/start")], Kept)
+    [got] = kept[0].robots_responses
+    assert (got.url, got.status, got.body) == (other.url("/robots.txt"), 200, _robots(other))
+    assert SERVED_FLAG in got.flags
+    assert other.hits("/robots.txt") == 1
+    stats = robots_stats(result)
+    assert stats["robotstxt/spider_request/served"] == 1
+    assert stats["robotstxt/inline_waits"] == 1
