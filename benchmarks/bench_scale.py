@@ -21,7 +21,8 @@
    origin (``robotstxt/request_count``). The robots.txt cost of a variant is
    its figure minus the no-middleware crawl's.
 2. The local cache alone (core only, no network, no Scrapy): ``N`` synthetic
-   origins (bodies cycled from the corpus) put into a default
+   origins (bodies cycled from the corpus, each with a realistic response
+   header block) put into a default
    :class:`~scrapy_googlerobots.stores.memory.MemoryPolicyStore`; memory per
    origin as tracemalloc sees it (10k, 100k) and as RSS growth (1M; tracemalloc
    would double the run time), beside the store's own estimate.
@@ -337,6 +338,38 @@ def crawl_table(
 # -- the local cache alone --------------------------------------------------------
 
 
+# Response headers as robots.txt servers send them (nginx, Apache, a CDN, object
+# storage): records keep them since issue 28, to serve the spider's own
+# robots.txt request. Each origin gets one, with its own dates and validators.
+HEADER_SETS = (
+    "Server: nginx\r\nDate: {date}\r\nContent-Type: text/plain\r\nContent-Length: {size}\r\n"
+    'Last-Modified: {date}\r\nConnection: keep-alive\r\nEtag: "{tag}"\r\n'
+    "Accept-Ranges: bytes\r\n",
+    'Date: {date}\r\nServer: Apache\r\nLast-Modified: {date}\r\nEtag: "{tag}"\r\n'
+    "Accept-Ranges: bytes\r\nContent-Length: {size}\r\nVary: Accept-Encoding\r\n"
+    "Content-Type: text/plain\r\n",
+    "Date: {date}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: keep-alive\r\n"
+    "Cache-Control: max-age=14400\r\nCf-Cache-Status: HIT\r\nAge: 3017\r\n"
+    "Last-Modified: {date}\r\nVary: Accept-Encoding\r\n"
+    "Strict-Transport-Security: max-age=31536000; includeSubDomains\r\n"
+    "X-Content-Type-Options: nosniff\r\nServer: cloudflare\r\nCf-Ray: {tag}-FRA\r\n",
+    "Content-Type: text/plain\r\nContent-Length: {size}\r\nConnection: keep-alive\r\n"
+    'Date: {date}\r\nLast-Modified: {date}\r\nEtag: "{tag}"\r\nAccept-Ranges: bytes\r\n'
+    "Server: AmazonS3\r\nX-Cache: Hit from cloudfront\r\n"
+    "Via: 1.1 {tag}.cloudfront.net (CloudFront)\r\nX-Amz-Cf-Pop: FRA56-P5\r\n"
+    "X-Amz-Cf-Id: {tag}{tag}==\r\nAge: 1784\r\n",
+)
+
+
+def header_block(index: int, body: bytes) -> bytes:
+    """A realistic response header block for origin ``index`` (one of HEADER_SETS)."""
+    day = index % 28 + 1
+    date = f"Wed, {day:02d} Nov 2026 {index % 24:02d}:{index % 60:02d}:{day:02d} GMT"
+    tag = f"{index * 2654435761 % 2**64:016x}"
+    template = HEADER_SETS[index % len(HEADER_SETS)]
+    return template.format(date=date, size=len(body), tag=tag).encode()
+
+
 def cache_per_origin(count: int, traced: bool) -> tuple[float, float]:
     """(measured, estimated) bytes per origin of a default store holding ``count`` origins."""
     from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
@@ -364,7 +397,13 @@ def cache_per_origin(count: int, traced: bool) -> tuple[float, float]:
         if rules is not None:
             rules.deciding_line(f"https://www.site-{index:07d}.example/a/b?c", "benchbot")
         record = PolicyRecord(
-            key, FetchOutcome.RULES, body=body, status=200, expires_at=9e9, rules=rules
+            key,
+            FetchOutcome.RULES,
+            body=body,
+            status=200,
+            expires_at=9e9,
+            headers=header_block(index, body),
+            rules=rules,
         )
         store.put(record)
         del record, rules
@@ -434,6 +473,7 @@ def redis_used(url: str, count: int) -> int:
                     status=200,
                     fetched_at=1_000.0,
                     expires_at=87_400.0,
+                    headers=header_block(index, bodies[index % len(bodies)]),
                 )
             )
         return int(client.info("memory")["used_memory"]) - before

@@ -2,6 +2,7 @@
 
 The Scrapy-facing names are imported lazily so that the stdlib-only core,
 :mod:`scrapy_googlerobots.robotstxt`, can be used without importing Scrapy.
+The package's signals (``robots_parsed``) are in ``scrapy_googlerobots.signals``.
 """
 
 from __future__ import annotations

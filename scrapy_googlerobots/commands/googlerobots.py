@@ -13,6 +13,9 @@ usage preference for CATEGORY (``Content-Usage`` / ``Content-Signal``) with
 its deciding line: DISALLOWED for a "no" (exit 1), ALLOWED for a "yes" or
 when no rule says (unknown is not "no").
 
+``check`` notes the robots.txt's ``Sitemap:`` URLs on stderr (one
+``googlerobots: note: Sitemap: URL`` line each), beside the verdicts on stdout.
+
 A robots.txt URL that answers 429 or 5xx, or cannot be fetched at all, is
 "unreachable": ``check`` reports every URL DISALLOWED (Google treats the
 whole site as disallowed until robots.txt can be fetched) and exits 1;
@@ -234,6 +237,8 @@ def run_check(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             "ROBOTSTXT_CRAWL_DELAY = True applies it)",
             file=err,
         )
+    for sitemap in rules.sitemaps:
+        print(f"{PROG}: note: Sitemap: {sitemap}", file=err)
     if args.usage is not None:
         texts = rule_texts(source.body, usage=True)
         return _check_usage(args, rules, texts, token, out, err)

@@ -6,7 +6,8 @@ robots.txt is fetched through a real crawler and engine: inside a project, its
 middlewares and add-ons apply (elsewhere Scrapy's defaults and ``-s``), and
 :class:`RobotsFetcher` applies Google's status, redirect and size rules. Per
 URL it prints the verdict, the deciding line, the product token, and the crawl
-delay the project's settings would apply for the chosen group
+delay the project's settings would apply for the chosen group; per robots.txt,
+its ``Sitemap:`` URLs
 (``ROBOTSTXT_CRAWL_DELAY``, capped at ``ROBOTSTXT_CRAWL_DELAY_MAX``, as
 :func:`~scrapy_googlerobots.pacing.crawl_delay.applied_delay` decides).
 
@@ -158,6 +159,11 @@ class OriginCheck:
                 rule = self.texts.get(refused.line, refused.rule)
                 return UrlVerdict(url, False, refused.line, rule, why, self, preferences)
         return UrlVerdict(url, verdict.allowed, line, rule, why, self, preferences)
+
+    @property
+    def sitemaps(self) -> list[str]:
+        """The ``Sitemap:`` URLs of the robots.txt, as written, in file order."""
+        return [] if self.rules is None else list(self.rules.sitemaps)
 
     def describe(self) -> str:
         """One line: where robots.txt was read, what it means, the crawl delay."""
@@ -387,7 +393,8 @@ class Command(ScrapyCommand):
             "settings (user agent, ROBOTSTXT_USER_AGENT, proxies, headers, downloader "
             "middlewares), read it the way Google does and print, per URL, ALLOWED or "
             "DISALLOWED with the deciding line, the product token and the crawl delay "
-            "the settings apply (ROBOTSTXT_CRAWL_DELAY, ROBOTSTXT_CRAWL_DELAY_MAX). "
+            "the settings apply (ROBOTSTXT_CRAWL_DELAY, ROBOTSTXT_CRAWL_DELAY_MAX), and "
+            "each robots.txt's Sitemap: URLs. "
             "With --usage CATEGORY (or ROBOTSTXT_USAGE), a URL whose robots.txt says no to "
             "that AI use is DISALLOWED, with its Content-Usage / Content-Signal line. "
             "With --page, each allowed URL is fetched too and its page-level robots "
@@ -527,6 +534,7 @@ def _text(
             page = pages.get(verdict.url) if pages is not None else None
             if page is not None:
                 lines += [f"      {line}" for line in page.lines(token)]
+        lines.extend(f"  Sitemap: {url}" for url in group[0].robots.sitemaps)
     return "\n".join(lines) + "\n"
 
 
@@ -591,6 +599,7 @@ def _document(
                     "redirects": list(v.robots.redirects),
                     "outcome": v.robots.outcome.value,
                     "reason": v.robots.reason,
+                    "sitemaps": v.robots.sitemaps,
                 },
             }
             for v in verdicts

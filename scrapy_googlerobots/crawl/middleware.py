@@ -36,6 +36,13 @@ parked requests are handed over where the crawl goes on
 another worker or the resumed crawl to adopt, or put back into a scheduler
 that persists its queue; only with neither do they get their errback.
 
+A request of the spider for an origin's robots.txt itself (``SitemapSpider``'s
+``sitemap_urls``, any callback's) is answered from the copy the middleware
+fetched when that copy can stand for the download
+(:mod:`~scrapy_googlerobots.fetching.robots_copy`): one fetch per origin.
+:meth:`GoogleRobotsTxtMiddleware.sitemaps` gives an origin's ``Sitemap:``
+lines from what the crawl knows.
+
 AI usage preferences (robots.txt ``Content-Usage`` / ``Content-Signal`` rules,
 the ``Content-Usage`` response header) are checked by :class:`~.usage.UsageGate`:
 in :meth:`process_request` only for origins whose robots.txt has usage rules,
@@ -51,6 +58,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, signals
 from scrapy.dupefilters import RFPDupeFilter
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
+from scrapy.http import Response
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.misc import load_object
 from twisted.internet.defer import Deferred, fail, succeed
@@ -59,6 +67,7 @@ from scrapy_googlerobots.crawl.lifecycle import CloseWatch
 from scrapy_googlerobots.crawl.stock_parser import GoogleRobotParser
 from scrapy_googlerobots.fetching.coordinator import FetchCoordinator
 from scrapy_googlerobots.fetching.fetcher import RobotsFetcher
+from scrapy_googlerobots.fetching.robots_copy import copy_response, request_fits
 from scrapy_googlerobots.optouts.page_directives import reader_for
 from scrapy_googlerobots.optouts.usage_gate import UsageGate
 from scrapy_googlerobots.pacing.crawl_delay import CrawlPacer, DelayLookup
@@ -105,7 +114,6 @@ from scrapy_googlerobots.waiting.waiting_room import WaitingRoom, disallow_messa
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
-    from scrapy.http import Response
     from typing_extensions import Self
 
     from scrapy_googlerobots.policy.record import PolicyRecord
@@ -121,6 +129,9 @@ _MEMO_KEY_MAX = 512
 _MEMO_SIZE = 10_000
 _PARSED_RULES_SIZE = 4_096
 _UNSEEN: Any = object()
+# A request whose URL ends so may be for its origin's robots.txt (then answered
+# from the copy: _serve).
+_ROBOTS_PATH = "/robots.txt"
 
 
 class GoogleRobotsTxtMiddleware:
@@ -161,6 +172,8 @@ class GoogleRobotsTxtMiddleware:
             config.user_agent, config.default_user_agent, lambda: {"spider": crawler.spider}
         )
         self._fixed_token = self._agents.fixed
+        # What the spider's own download of a robots.txt may weigh (0: no limit).
+        self._download_maxsize = crawler.settings.getint("DOWNLOAD_MAXSIZE")
         self._close_watch = CloseWatch(
             lambda: crawler.engine, self._shutdown, lambda: self._room.busy
         )
@@ -283,8 +296,9 @@ class GoogleRobotsTxtMiddleware:
 
     async def _process_request_async(
         self, request: Request, spider: Spider | None = None
-    ) -> Request | None:
-        """Let ``request`` through (None), raise ``IgnoreRequest``, or hand it back to be parked."""
+    ) -> Request | Response | None:
+        """Let ``request`` through (None), raise ``IgnoreRequest``, hand it back to be parked,
+        or answer a request of the origin's robots.txt with the copy fetched."""
         if request.meta.get("dont_obey_robotstxt"):
             return None
         url = request.url
@@ -310,17 +324,19 @@ class GoogleRobotsTxtMiddleware:
             if line >= 0:
                 if rules.has_usage:
                     self._usage_judge(request, rules, canonical, token, ref)
+                if url.endswith(_ROBOTS_PATH):
+                    return self._serve(request, ref, record)
                 return None
             raise self._reporter.forbidden(request, rules, canonical, token, ref, -line)
         outcome = self._check_slow(request, ref, record)
-        if outcome is None or isinstance(outcome, Request):
+        if outcome is None or isinstance(outcome, (Request, Response)):
             return outcome
         await outcome
-        return None
+        return self._answer(request, ref, self._store_get(ref.key))
 
     def _process_request_deferred(
         self, request: Request, spider: Spider | None = None
-    ) -> Deferred[Request | None] | None:
+    ) -> Deferred[Request | Response | None] | None:
         """As the stock method before Scrapy 2.14: a Deferred for every request it checks."""
         if request.meta.get("dont_obey_robotstxt") or self._origin_ref(request.url) is None:
             return None  # like the stock method for data:, file: ... URLs
@@ -328,9 +344,17 @@ class GoogleRobotsTxtMiddleware:
             outcome = self._check(request)
         except IgnoreRequest:
             return fail()
-        if outcome is None or isinstance(outcome, Request):
+        if outcome is None or isinstance(outcome, (Request, Response)):
             return succeed(outcome)
-        return deferred_from_coro(outcome)  # type: ignore[no-any-return]
+        return deferred_from_coro(self._after_inline_wait(request, outcome))  # type: ignore[no-any-return]
+
+    async def _after_inline_wait(
+        self, request: Request, wait: Coroutine[Any, Any, None]
+    ) -> Response | None:
+        await wait
+        ref = self._origin_ref(request.url)
+        assert ref is not None, "only requests with an origin wait"
+        return self._answer(request, ref, self._store_get(ref.key))
 
     # The stock class's calling convention on the installed Scrapy: ``async def``
     # from 2.14 (``await mw.process_request(request)``), a Deferred before.
@@ -338,7 +362,7 @@ class GoogleRobotsTxtMiddleware:
         _process_request_async if PROCESS_REQUEST_IS_COROUTINE else _process_request_deferred
     )
 
-    def _check(self, request: Request) -> Request | Coroutine[Any, Any, None] | None:
+    def _check(self, request: Request) -> Request | Response | Coroutine[Any, Any, None] | None:
         """For the Deferred convention: None (let through), raise ``IgnoreRequest``,
         a Request to hand back, or a wait. (The coroutine convention, the hot
         path from Scrapy 2.14, inlines the same steps.)"""
@@ -350,7 +374,7 @@ class GoogleRobotsTxtMiddleware:
         record = self._store_get(ref.key)
         if record is not None and self._clock() < record.expires_at:
             self._judge(request, record.rules or self._rules_of(record))
-            return None
+            return self._answer(request, ref, record)
         return self._check_slow(request, ref, record)
 
     def _origin_ref(self, url: str) -> OriginRef | None:
@@ -401,7 +425,7 @@ class GoogleRobotsTxtMiddleware:
 
     def _check_slow(
         self, request: Request, ref: OriginRef, record: PolicyRecord | None
-    ) -> Request | Coroutine[Any, Any, None] | None:
+    ) -> Request | Response | Coroutine[Any, Any, None] | None:
         """No fresh record: a released request, a stale copy, a drop, or a wait."""
         meta = request.meta
         reason = meta.get(DROP_META)
@@ -410,14 +434,14 @@ class GoogleRobotsTxtMiddleware:
         if is_the_copy_waited_for(meta.pop(RELEASED_META, None), record):
             assert record is not None
             self._judge(request, self._rules_of(record))
-            return None
+            return self._answer(request, ref, record)
         decision = self._room.decide(record, self._clock())
         if decision.action is Action.APPLY:
             if decision.fetch:
                 self._room.refresh(ref, request, record)
             if record is not None and decision.rules:
                 self._judge(request, self._rules_of(record))
-            return None
+            return self._answer(request, ref, record)
         if decision.action is Action.DROP:
             raise self._reporter.dropped(request, disallow_message(ref), origin=ref.key)
         if (
@@ -438,6 +462,75 @@ class GoogleRobotsTxtMiddleware:
             self._reporter.handed_back()
             return request
         return self._room.wait_inline(request, ref, record, self._judge)
+
+    # -- the spider's own robots.txt requests ------------------------------------
+
+    def _answer(
+        self, request: Request, ref: OriginRef, record: PolicyRecord | None
+    ) -> Response | None:
+        """The copy of ``ref``'s robots.txt if ``request`` asks for it and it can stand
+        for the download; None (download it) otherwise."""
+        if not request.url.endswith(_ROBOTS_PATH):
+            return None
+        return self._serve(request, ref, record)
+
+    def _serve(
+        self, request: Request, ref: OriginRef, record: PolicyRecord | None
+    ) -> Response | None:
+        """``request`` (its URL ends with /robots.txt, allowed) answered from ``record``, or None.
+
+        Answered only when it is the origin's robots.txt URL itself, asked for
+        as the middleware's fetch asked for it (``robots_copy.request_fits``),
+        and the copy is fresh (within its lifetime) and kept whole with its
+        headers (a 2xx, not redirected, not cut at ``ROBOTSTXT_MAX_SIZE``).
+        """
+        if request.url != ref.origin.robots_url:
+            return None  # some other path ending with /robots.txt
+        reporter = self._reporter
+        if not request_fits(request):
+            reporter.robots_not_served("request")
+            return None
+        now = self._clock()
+        if (
+            record is None
+            or record.headers is None
+            or record.status is None
+            or record.outcome is not FetchOutcome.RULES
+        ):
+            reporter.robots_not_served("copy")
+            return None
+        if now >= record.expires_at:
+            reporter.robots_not_served("expired")
+            return None
+        limit = request.meta.get("download_maxsize", self._download_maxsize)
+        if limit and len(record.body or b"") > limit:
+            reporter.robots_not_served("copy")  # the download would be cancelled
+            return None
+        response = copy_response(record, request)
+        reporter.robots_served(request, ref.key, now - record.fetched_at)
+        return response
+
+    def sitemaps(self, url: str) -> list[str] | None:
+        """The ``Sitemap:`` URLs of the robots.txt of ``url``'s origin, as this crawl knows it.
+
+        ``url`` is any URL of the origin, or the origin itself
+        (``https://example.com``). No fetch and no wait: None when nothing is
+        known (no robots.txt fetched for the origin yet, only failures, or a
+        URL without robots.txt such as ``data:``); an empty list when the
+        robots.txt names no sitemap (or there is none: 4xx). The values are
+        as written, in file order; the copy may be past its lifetime. With a
+        shared store, another worker's fetch counts.
+        """
+        try:
+            origin = origin_of(url)
+        except ValueError:
+            return None
+        if origin is None:
+            return None
+        record = self._store.get(origin.key)
+        if record is None or record.outcome is FetchOutcome.UNREACHABLE:
+            return None
+        return list(self._rules_of(record).sitemaps)
 
     def _robots_delay(self, request: Request) -> DelayLookup | None:
         """For the pacer: ``request``'s origin, the robots.txt copy in force, its delay."""

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 from scrapy.utils.defer import deferred_from_coro
 
 from scrapy_googlerobots.fetching.fetcher import FetchResult
+from scrapy_googlerobots.fetching.robots_copy import kept_headers
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.record import record_after_fetch
 from scrapy_googlerobots.runtime.timers import Timer, sleep
@@ -143,7 +144,7 @@ class FetchCoordinator(Generic[_S]):
                         self.reporter.fetch_started()
                     result = await self._download(state, started)
                     previous = self.store.get(state.key)
-                    record = self._record(state.key, result, previous)
+                    record = self._record(state, result, previous)
                     self.store.put(record)
                 finally:
                     renewal.cancel()
@@ -183,10 +184,17 @@ class FetchCoordinator(Generic[_S]):
                 FetchOutcome.UNREACHABLE, f"{type(exc).__name__}: {exc}", exception=exc
             )
 
-    def _record(self, key: str, result: FetchResult, previous: PolicyRecord | None) -> PolicyRecord:
+    def _record(
+        self, state: _S, result: FetchResult, previous: PolicyRecord | None
+    ) -> PolicyRecord:
         response = result.response
+        # Kept so that the spider's own request of this robots.txt can be
+        # answered from the copy (one fetch per origin: robots_copy).
+        headers = kept_headers(
+            result.outcome, response, url=state.origin.robots_url, whole=result.whole
+        )
         return record_after_fetch(
-            key,
+            state.key,
             result.outcome,
             status=result.status,
             body=result.body,
@@ -194,6 +202,7 @@ class FetchCoordinator(Generic[_S]):
             previous=previous,
             now=self.clock(),
             timings=self.timings,
+            headers=headers,
         )
 
     async def _lease(self, state: _S, seen: PolicyRecord | None) -> bool:

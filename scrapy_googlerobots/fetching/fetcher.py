@@ -83,6 +83,9 @@ class FetchResult:
     """The body was cut at ``ROBOTSTXT_MAX_SIZE`` (and the download stopped there)."""
     redirects: list[str] = field(default_factory=list)
     """URLs redirected to, in order."""
+    whole: bool = False
+    """RULES: ``body`` is the whole response body, decoded as Scrapy decodes it (not
+    cut at ``ROBOTSTXT_MAX_SIZE``, not in an encoding read as empty)."""
 
     @property
     def status(self) -> int | None:
@@ -247,8 +250,14 @@ class RobotsFetcher:
                 )
         else:
             body = b""
+        whole = outcome is FetchOutcome.RULES and not truncated and limit.unsupported is None
         return FetchResult(
-            outcome, f"HTTP {response.status}", body=body, response=response, truncated=truncated
+            outcome,
+            f"HTTP {response.status}",
+            body=body,
+            response=response,
+            truncated=truncated,
+            whole=whole,
         )
 
     def _failed(self, url: str, exc: BaseException) -> FetchResult:

@@ -30,6 +30,9 @@ class PolicyRecord:
     fetch (RULES or ALLOW_ALL); ``outcome`` is UNREACHABLE when there has never
     been one. ``unreachable_since``/``failures``/``retry_at`` describe the
     current outage, if any. Times are seconds from the middleware's clock.
+    ``headers`` is the response's header block (``Name: value`` lines, CRLF
+    ended) when the copy can stand for the download of robots.txt itself (see
+    the sitemaps usage page): a 2xx, whole, not redirected; None otherwise.
     """
 
     origin: str
@@ -41,6 +44,7 @@ class PolicyRecord:
     unreachable_since: float | None = None
     failures: int = 0
     retry_at: float | None = None
+    headers: bytes | None = None
     # Parsed form of ``body``; runtime only, never serialised by stores.
     rules: RobotsTxt | None = field(default=None, compare=False, repr=False)
 
@@ -71,8 +75,12 @@ def record_after_fetch(
     previous: PolicyRecord | None,
     now: float,
     timings: FetchTimings,
+    headers: bytes | None = None,
 ) -> PolicyRecord:
     """The record of ``key`` after a fetch with ``outcome`` at ``now``.
+
+    ``headers``: the response's header block, when the body is the whole
+    response body (kept with RULES only).
 
     An unreachable fetch keeps a previous good copy (its rules included) and
     notes the outage; with none, the record says "unreachable since". A good
@@ -113,6 +121,7 @@ def record_after_fetch(
         status=status,
         fetched_at=now,
         expires_at=now + ttl,
+        headers=headers if kept is not None else None,
         rules=rules,
     )
 

@@ -11,9 +11,8 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
-from scrapy.utils.defer import deferred_from_coro
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.log import failure_to_exc_info
 from twisted.python.failure import Failure
 
@@ -27,6 +26,7 @@ from scrapy_googlerobots.reporting.explain import (
     usage_forbidden,
 )
 from scrapy_googlerobots.reporting.summary import CrawlSummary
+from scrapy_googlerobots.runtime.signals import robots_parsed
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -202,6 +202,25 @@ class Reporter:
             extra=self._extra,
         )
         return IgnoreRequest(reason)
+
+    # -- the spider's own robots.txt requests (one fetch per origin) ------------
+
+    def robots_served(self, request: Request, origin: str, age: float) -> None:
+        """The spider's request of ``origin``'s robots.txt was answered from the copy
+        fetched ``age`` seconds ago (no second download)."""
+        self._inc_value("robotstxt/spider_request/served")
+        if debug_shown():
+            logger.debug(
+                "Served %(request)s from the robots.txt of %(origin)s fetched %(age).0f s ago "
+                "(not downloaded again)",
+                {"request": request, "origin": origin, "age": age},
+                extra=self._extra,
+            )
+
+    def robots_not_served(self, reason: str) -> None:
+        """The spider's request of a robots.txt is downloaded: the copy cannot stand for it
+        (``reason``: ``copy``, ``expired`` or ``request``)."""
+        self._inc_value(f"robotstxt/spider_request/downloaded/{reason}")
 
     # -- pacing (ROBOTSTXT_CRAWL_DELAY) -------------------------------------------
 
@@ -471,14 +490,20 @@ class Reporter:
     async def robots_parsed(
         self, record: PolicyRecord, rules: RobotsTxt, request: Request | None
     ) -> None:
-        """Send Scrapy's ``robots_parsed`` signal (2.19+) for a fetch that yielded a policy."""
-        signal = getattr(signals, "robots_parsed", None)
-        if signal is None:  # Scrapy < 2.19
-            return
+        """Send ``robots_parsed`` for a fetch that yielded a policy: Scrapy's signal on
+        Scrapy 2.18+, :data:`scrapy_googlerobots.signals.robots_parsed` (the same object
+        there) on every version."""
         parser = self.robot_parser(rules)
-        await self.crawler.signals.send_catch_log_async(
-            signal=signal, robotparser=parser, request=request
-        )
+        manager = self.crawler.signals
+        send_async = getattr(manager, "send_catch_log_async", None)
+        if send_async is not None:
+            await send_async(signal=robots_parsed, robotparser=parser, request=request)
+        else:  # Scrapy < 2.14: handlers may return Deferreds
+            await maybe_deferred_to_future(
+                manager.send_catch_log_deferred(
+                    signal=robots_parsed, robotparser=parser, request=request
+                )
+            )
 
 
 async def _drain_async(output: Any) -> None:

@@ -37,6 +37,8 @@ _HOT_PER_LINE = 67
 # A hot record without parsed rules (as a shared store returns it): record,
 # key, dict slot and the raw body.
 _UNPARSED_BASE = 400
+# A bytes object's own header (the response headers kept for serving robots.txt).
+_BYTES_HEADER = 33
 
 
 def hot_memory(memory: int | None) -> int:
@@ -50,7 +52,8 @@ def cold_cost(origin: str, packed: bytes) -> int:
 
 
 def hot_cost(record: PolicyRecord) -> int:
-    """Bytes a hot origin holds: record, body, parsed rules (with compiled matchers).
+    """Bytes a hot origin holds: record, body, response headers, parsed rules (with
+    compiled matchers).
 
     Deterministic in the record, so the store subtracts what it added.
     """
@@ -60,6 +63,9 @@ def hot_cost(record: PolicyRecord) -> int:
     else:
         size = len(body)
         lines = body.count(b"\n")
+    headers = record.headers
+    if headers is not None:
+        size += _BYTES_HEADER + len(headers)
     if record.rules is None:
         return _UNPARSED_BASE + len(record.origin) + size
     return _HOT_BASE + len(record.origin) + size + _HOT_PER_LINE * lines

@@ -33,6 +33,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+import struct
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -60,7 +61,8 @@ _SCHEMA = (
         failures INTEGER NOT NULL,
         retry_at REAL,
         keep_until REAL NOT NULL,
-        body_codec INTEGER NOT NULL DEFAULT 0
+        body_codec INTEGER NOT NULL DEFAULT 0,
+        headers_blob BLOB
     )""",
     "CREATE INDEX IF NOT EXISTS robotstxt_policy_keep ON robotstxt_policy (keep_until)",
     """CREATE TABLE IF NOT EXISTS robotstxt_lease (
@@ -96,10 +98,16 @@ _COLUMNS = (
 # version given this file fails to read it (and falls back to memory) instead
 # of taking a deflated body for robots.txt text.
 _RAW, _DEFLATE = 0, 1
+# headers_blob: the response headers kept for serving robots.txt itself, as
+# the record's fetched_at (f64) then the header block deflated. A row written
+# by a version that does not know the column keeps the old value there: the
+# date tells that it belongs to another fetch, and it is ignored.
+_HEADERS_STAMP = struct.Struct("<d")
+_PUT_COLUMNS = [*_COLUMNS.split(", "), "keep_until", "body_codec", "headers_blob"]
 _PUT = (
-    f"INSERT INTO robotstxt_policy (origin, {_COLUMNS}, keep_until, body_codec) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (origin) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in [*_COLUMNS.split(", "), "keep_until", "body_codec"])
+    f"INSERT INTO robotstxt_policy (origin, {', '.join(_PUT_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * (len(_PUT_COLUMNS) + 1))}) ON CONFLICT (origin) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in _PUT_COLUMNS)
 )
 # Granted when nobody holds the lease, it has expired, or we hold it already;
 # one statement, so two processes can never both see it free.
@@ -228,16 +236,18 @@ class SqlitePolicyStore:
 
     def get(self, origin: str) -> PolicyRecord | None:
         row = self._run(
-            f"SELECT {_COLUMNS}, body_codec FROM robotstxt_policy WHERE origin = ?", (origin,)
+            f"SELECT {_COLUMNS}, body_codec, headers_blob FROM robotstxt_policy WHERE origin = ?",
+            (origin,),
         ).fetchone()
         if row is None:
             return None
-        outcome, body, status, fetched_at, expires_at, since, failures, retry_at, codec = row
+        outcome, body, status, fetched_at, expires_at, since, failures, retry_at, codec, kept = row
         if body is not None:
             try:
                 body = inflate(body) if codec == _DEFLATE else bytes(body)
             except ValueError:
                 return None  # unreadable: as if unknown, the next fetch replaces it
+        headers = _headers_of(kept, fetched_at)
         return PolicyRecord(
             origin=origin,
             outcome=FetchOutcome(outcome),
@@ -248,6 +258,7 @@ class SqlitePolicyStore:
             unreachable_since=since,
             failures=failures,
             retry_at=retry_at,
+            headers=headers,
         )
 
     def put(self, record: PolicyRecord) -> None:
@@ -265,6 +276,9 @@ class SqlitePolicyStore:
                 record.retry_at,
                 relevant_until(record, self.allow_after),
                 _DEFLATE,
+                None
+                if record.headers is None
+                else _HEADERS_STAMP.pack(record.fetched_at) + deflate(record.headers),
             ),
         )
         self._puts += 1
@@ -364,7 +378,8 @@ class SqlitePolicyStore:
 
 
 def _migrate_body(conn: sqlite3.Connection) -> None:
-    """Bring a file written before bodies were compressed to this layout (its rows: codec 0)."""
+    """Bring a file written by an earlier version to this layout (rows without
+    compressed bodies: codec 0; rows without response headers: none kept)."""
     columns = {row[1] for row in conn.execute("PRAGMA table_info(robotstxt_policy)")}
     if "body_codec" not in columns:
         conn.execute(
@@ -372,6 +387,22 @@ def _migrate_body(conn: sqlite3.Connection) -> None:
         )
     if "body" in columns:
         conn.execute("ALTER TABLE robotstxt_policy RENAME COLUMN body TO body_blob")
+    if "headers_blob" not in columns:
+        # Files written before response headers were kept: their rows have none.
+        conn.execute("ALTER TABLE robotstxt_policy ADD COLUMN headers_blob BLOB")
+
+
+def _headers_of(kept: bytes | None, fetched_at: float) -> bytes | None:
+    """The header block in ``headers_blob``, if it was written with this row's fetch."""
+    if kept is None or len(kept) < _HEADERS_STAMP.size:
+        return None
+    (stamp,) = _HEADERS_STAMP.unpack_from(kept)
+    if stamp != fetched_at:
+        return None
+    try:
+        return inflate(bytes(kept[_HEADERS_STAMP.size :]))
+    except ValueError:
+        return None
 
 
 def _create_private(path: Path) -> None:

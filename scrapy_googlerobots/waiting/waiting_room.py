@@ -190,6 +190,10 @@ class WaitingRoom:
         if state.retry_timer is not None:
             state.retry_timer.cancel()
             state.retry_timer = None
+        if state.trigger is None and state.parked:
+            # A retry the room starts on its own: robots_parsed names the
+            # first request still waiting for it.
+            state.trigger = state.parked[0].request
         self.fetches.start(state, basis)
 
     def _advance(self, state: OriginState, record: PolicyRecord | None, now: float) -> None:

@@ -549,3 +549,21 @@ async def test_lint_url_unreachable_and_404(
     site.script("/robots.txt", Reply(503))
     down = await run_in_thread(command, "lint", site.url("/robots.txt"))
     assert_one_line_error(down, "robots.txt unreachable (HTTP 503)", "nothing to lint")
+
+
+# -- sitemaps (issue 28) -------------------------------------------------------
+
+
+def test_check_notes_the_sitemaps_on_stderr(command: list[str], tmp_path: Path) -> None:
+    robots = tmp_path / "robots.txt"
+    robots.write_bytes(
+        b"Sitemap: https://example.com/sitemap.xml\nUser-agent: *\nDisallow: /x\n"
+        b"sitemap: https://example.com/news.xml\n"
+    )
+    result = run(command, "check", str(robots), "MyBot", "https://example.com/y")
+    assert result.returncode == 0, result
+    assert result.stdout == "ALLOWED     https://example.com/y  no matching rule\n"
+    assert result.stderr.splitlines() == [
+        "googlerobots: note: Sitemap: https://example.com/sitemap.xml",
+        "googlerobots: note: Sitemap: https://example.com/news.xml",
+    ]

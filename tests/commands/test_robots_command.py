@@ -312,12 +312,14 @@ async def test_json_document(make_site: Any) -> None:
         "redirects": [target.url("/moved.txt")],
         "outcome": "rules",
         "reason": "HTTP 200",
+        "sitemaps": [],
     }
     unreachable = {
         "url": down.url("/robots.txt"),
         "redirects": [],
         "outcome": "unreachable",
         "reason": "HTTP 429",
+        "sitemaps": [],
     }
     assert json.loads(result.stdout) == {
         "user_agent": PROJECT_AGENT,
@@ -451,3 +453,21 @@ async def test_outside_a_project_scrapy_defaults_and_set_options(
     assert (
         named.stdout.splitlines()[-1] == f"  DISALLOWED  {site.url('/foo')}  line 2: Disallow: /foo"
     )
+
+
+# -- sitemaps (issue 28) -------------------------------------------------------
+
+
+@pytest_twisted.ensureDeferred
+async def test_sitemaps_are_printed_under_their_robots_txt(site: Site) -> None:
+    sitemaps = [site.url("/sitemap_index.xml"), "https://cdn.example/news.xml"]
+    body = ROBOTS + b"".join(b"Sitemap: " + url.encode() + b"\n" for url in sitemaps)
+    site.script("/robots.txt", Reply(200, body))
+    result = await run(site.url("/articles/1"))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[2:] == [
+        f"  ALLOWED     {site.url('/articles/1')}  no matching rule",
+        *(f"  Sitemap: {url}" for url in sitemaps),
+    ]
+    document = json.loads((await run("--json", site.url("/articles/1"))).stdout)
+    assert document["urls"][0]["robots_txt"]["sitemaps"] == sitemaps

@@ -261,7 +261,7 @@ async def test_local_files_and_data_urls_are_never_checked(tmp_path: Path, site:
     assert robots_stats(result)["robotstxt/request_count"] == 1  # for the http origin only
 
 
-# the robots_parsed signal (Scrapy >= 2.19)
+# the robots_parsed signal (Scrapy >= 2.18; ours on every version: test_sitemaps_crawl.py)
 
 
 @pytest.mark.skipif(not hasattr(signals, "robots_parsed"), reason="Scrapy without robots_parsed")

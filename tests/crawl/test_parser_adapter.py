@@ -202,7 +202,7 @@ class _ParsedSpider(RecordingSpider):
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> _ParsedSpider:
         spider: _ParsedSpider = super().from_crawler(crawler, *args, **kwargs)
-        signal = getattr(signals, "robots_parsed", None)  # Scrapy >= 2.19
+        signal = getattr(signals, "robots_parsed", None)  # Scrapy >= 2.18
         if signal is not None:
             crawler.signals.connect(spider.on_robots_parsed, signal=signal)
         return spider
@@ -248,7 +248,7 @@ async def test_stock_middleware_with_google_parser(site: Site) -> None:
     assert result.stats["robotstxt/forbidden"] == len(paths) - len(allowed)
     assert site.hits("/robots.txt") == 1
     if not hasattr(signals, "robots_parsed"):
-        return  # Scrapy < 2.19 has no robots_parsed signal
+        return  # Scrapy < 2.18 has no robots_parsed signal
     assert len(parsed) == 1
     assert isinstance(parsed[0], GoogleRobotParser)
     assert parsed[0].sitemaps == ["https://example.com/sitemap.xml", "https://example.com/news.xml"]

@@ -8,6 +8,7 @@ is enforced on the estimate) and against Protego for the hot set.
 from __future__ import annotations
 
 import gc
+import hashlib
 import logging
 import tracemalloc
 from collections.abc import Callable, Iterator
@@ -42,6 +43,39 @@ def origin(index: int) -> str:
     return f"https://www.site-{index:07d}.example.com:443"
 
 
+# Response headers as robots.txt servers send them (kept with each record since
+# issue 28, to serve the spider's own robots.txt request): nginx, Apache, a CDN
+# (Cloudflare), object storage behind CloudFront. ``fetched`` gives each origin
+# one of them, with its own Date and validators.
+HEADER_SETS = (
+    "Server: nginx\r\nDate: {date}\r\nContent-Type: text/plain\r\nContent-Length: {size}\r\n"
+    'Last-Modified: {date}\r\nConnection: keep-alive\r\nEtag: "{etag}"\r\n'
+    "Accept-Ranges: bytes\r\n",
+    'Date: {date}\r\nServer: Apache\r\nLast-Modified: {date}\r\nEtag: "{etag}"\r\n'
+    "Accept-Ranges: bytes\r\nContent-Length: {size}\r\nVary: Accept-Encoding\r\n"
+    "Content-Type: text/plain\r\n",
+    "Date: {date}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: keep-alive\r\n"
+    "Cache-Control: max-age=14400\r\nCf-Cache-Status: HIT\r\nAge: 3017\r\n"
+    "Last-Modified: {date}\r\nVary: Accept-Encoding\r\n"
+    "Strict-Transport-Security: max-age=31536000; includeSubDomains\r\n"
+    "X-Content-Type-Options: nosniff\r\nServer: cloudflare\r\nCf-Ray: {etag}-FRA\r\n",
+    "Content-Type: text/plain\r\nContent-Length: {size}\r\nConnection: keep-alive\r\n"
+    'Date: {date}\r\nLast-Modified: {date}\r\nEtag: "{etag}"\r\nAccept-Ranges: bytes\r\n'
+    "Server: AmazonS3\r\nX-Cache: Hit from cloudfront\r\n"
+    "Via: 1.1 {etag}.cloudfront.net (CloudFront)\r\nX-Amz-Cf-Pop: FRA56-P5\r\n"
+    "X-Amz-Cf-Id: {etag}{etag}==\r\nAge: 1784\r\n",
+)
+
+
+def headers_for(key: str, body: bytes) -> bytes:
+    """A realistic header block for ``key``'s robots.txt (one of HEADER_SETS)."""
+    digest = hashlib.sha256(key.encode()).hexdigest()
+    day = int(digest[:4], 16) % 28 + 1
+    date = f"Wed, {day:02d} Nov 2026 {day % 24:02d}:{day:02d}:{day % 60:02d} GMT"
+    template = HEADER_SETS[int(digest[4:6], 16) % len(HEADER_SETS)]
+    return template.format(date=date, size=len(body), etag=digest[8:24]).encode()
+
+
 def fetched(key: str, body: bytes, now: float = 1_000.0) -> PolicyRecord:
     return record_after_fetch(
         key,
@@ -52,6 +86,7 @@ def fetched(key: str, body: bytes, now: float = 1_000.0) -> PolicyRecord:
         previous=None,
         now=now,
         timings=TIMINGS,
+        headers=headers_for(key, body),
     )
 
 

@@ -51,6 +51,15 @@ RECORDS = {
         fetched_at=1.0,
         expires_at=2.0,
     ),
+    "rules_with_headers": PolicyRecord(
+        origin="https://served.example:443",
+        outcome=FetchOutcome.RULES,
+        body=b"User-agent: *\nDisallow: /x\nSitemap: https://served.example/s.xml\n",
+        status=200,
+        fetched_at=3_000.0,
+        expires_at=89_400.0,
+        headers=b"Content-Type: text/plain\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\n",
+    ),
 }
 
 
