@@ -93,6 +93,7 @@ class FetchCoordinator(Generic[_S]):
         engine_running: Callable[[], bool],
         on_done: Callable[[_S, PolicyRecord | None], None],
         lease_ttl: float,
+        robots: bool = True,
     ) -> None:
         self.store = store
         self.fetcher = fetcher
@@ -104,6 +105,9 @@ class FetchCoordinator(Generic[_S]):
         self.engine_running = engine_running
         self.on_done = on_done
         self.lease_ttl = lease_ttl
+        # False: the file fetched is not robots.txt (tdmrep.json): kept unparsed,
+        # and robots_parsed is not sent for it.
+        self.robots = robots
         # Fetch leases held now (origin key -> renewal), released at once by a stop.
         self._held: dict[str, _LeaseRenewal] = {}
 
@@ -154,7 +158,11 @@ class FetchCoordinator(Generic[_S]):
                 )
                 # Only a fetch that yielded a policy (not an unreachable one
                 # that merely kept a previous good copy).
-                if result.response is not None and result.outcome is not FetchOutcome.UNREACHABLE:
+                if (
+                    self.robots
+                    and result.response is not None
+                    and result.outcome is not FetchOutcome.UNREACHABLE
+                ):
                     rules = self.rules.rules_of(record)
                     await self.reporter.robots_parsed(record, rules, state.trigger)
         finally:
@@ -194,6 +202,7 @@ class FetchCoordinator(Generic[_S]):
             previous=previous,
             now=self.clock(),
             timings=self.timings,
+            parse_rules=self.robots,
         )
 
     async def _lease(self, state: _S, seen: PolicyRecord | None) -> bool:

@@ -71,12 +71,15 @@ def record_after_fetch(
     previous: PolicyRecord | None,
     now: float,
     timings: FetchTimings,
+    parse_rules: bool = True,
 ) -> PolicyRecord:
     """The record of ``key`` after a fetch with ``outcome`` at ``now``.
 
     An unreachable fetch keeps a previous good copy (its rules included) and
     notes the outage; with none, the record says "unreachable since". A good
     fetch starts a fresh record whose lifetime comes from ``Cache-Control``.
+    ``parse_rules=False``: the body is not robots.txt (a ``tdmrep.json``); it is
+    kept unparsed.
     """
     if outcome is FetchOutcome.UNREACHABLE:
         failures = (previous.failures if previous is not None else 0) + 1
@@ -105,7 +108,7 @@ def record_after_fetch(
     )
     kept: bytes | None = body if outcome is FetchOutcome.RULES else None
     # ALLOW_ALL gets parsed empty rules too: the hot path finds rules on every fresh record.
-    rules = parse(kept or b"", max_size=timings.max_size)
+    rules = parse(kept or b"", max_size=timings.max_size) if parse_rules else None
     return PolicyRecord(
         origin=key,
         outcome=outcome,

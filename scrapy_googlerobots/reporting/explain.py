@@ -7,7 +7,9 @@ AI usage preference (``ROBOTSTXT_USAGE``) gets ``IgnoreRequest("Forbidden by
 usage preference: ...")``, and its decision names the preference in
 :attr:`RobotsDecision.usage_refused`. Any request can be explained on demand
 with :meth:`GoogleRobotsTxtMiddleware.explain
-<scrapy_googlerobots.GoogleRobotsTxtMiddleware.explain>`.
+<scrapy_googlerobots.GoogleRobotsTxtMiddleware.explain>`. A request stopped by a
+TDMRep reservation gets ``IgnoreRequest("Forbidden by TDM reservation: ...")``,
+and its decision carries the verdict in :attr:`RobotsDecision.tdm_refused`.
 """
 
 from __future__ import annotations
@@ -27,15 +29,18 @@ from scrapy_googlerobots.robotstxt import USAGE_CATEGORIES, UsageRule
 if TYPE_CHECKING:
     from scrapy_googlerobots.policy.origin import Origin
     from scrapy_googlerobots.robotstxt import RobotsTxt
+    from scrapy_googlerobots.tdmrep import TdmVerdict
 
 __all__ = [
     "FORBIDDEN_MESSAGE",
+    "TDM_FORBIDDEN_MESSAGE",
     "USAGE_FORBIDDEN_MESSAGE",
     "RobotsDecision",
     "UsagePreference",
     "explain_rules",
     "forbidden",
     "forbidden_by",
+    "tdm_forbidden",
     "usage_forbidden",
 ]
 
@@ -43,6 +48,8 @@ FORBIDDEN_MESSAGE = "Forbidden by robots.txt"
 """The ``IgnoreRequest`` message of a disallowed request, as Scrapy's stock middleware."""
 USAGE_FORBIDDEN_MESSAGE = "Forbidden by usage preference"
 """How the ``IgnoreRequest`` message of a request refused by a usage preference starts."""
+TDM_FORBIDDEN_MESSAGE = "Forbidden by TDM reservation"
+"""How the ``IgnoreRequest`` message of a request refused by a TDMRep reservation starts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +129,13 @@ class RobotsDecision:
     """The preference that stopped the request: a "no" for a category the crawl declared
     (``ROBOTSTXT_USAGE``, meta ``robotstxt_usage``), from robots.txt or from the response's
     ``Content-Usage`` header. None when it was not stopped by one."""
+    tdm: TdmVerdict | None = None
+    """The TDMRep verdict for the URL: from the ``tdmrep.json`` this crawl holds
+    (:meth:`~scrapy_googlerobots.GoogleRobotsTxtMiddleware.explain`, when the request
+    declares a use TDMRep covers), or the one that refused the request. None: not asked."""
+    tdm_refused: TdmVerdict | None = None
+    """The TDMRep verdict that stopped the request (``reserved`` is True): a
+    ``tdmrep.json`` rule, a ``tdm-reservation`` header or meta tag. None otherwise."""
 
     @property
     def preferences(self) -> dict[str, bool]:
@@ -136,6 +150,8 @@ class RobotsDecision:
         return f"{'Allow' if self.allowed else 'Disallow'}: {self.rule}"
 
     def __str__(self) -> str:
+        if self.tdm_refused is not None:
+            return f"TDM reservation: {self.tdm_refused.explanation}"
         refused = self.usage_refused
         if refused is not None:
             if refused.from_header:
@@ -180,6 +196,28 @@ def usage_forbidden(
     )
     setattr(error, _ATTRIBUTE, partial(_refused_by, refused, explain))
     return error
+
+
+def tdm_forbidden(
+    verdict: TdmVerdict, where: str, explain: Callable[[], RobotsDecision]
+) -> IgnoreRequest:
+    """The exception for a request a TDMRep reservation refuses: ``IgnoreRequest("Forbidden
+    by TDM reservation: rule 1 of https://example.com/.well-known/tdmrep.json (location
+    "/articles/*"), policy https://example.com/policy.json")``.
+
+    ``where``: the URL of the response whose header or meta tag decided (``""`` for a
+    file rule). ``explain`` makes the robots.txt decision when :func:`forbidden_by` asks.
+    """
+    text = verdict.explanation
+    if where:
+        text += f" (response of {where})"
+    error = IgnoreRequest(f"{TDM_FORBIDDEN_MESSAGE}: {text}")
+    setattr(error, _ATTRIBUTE, partial(_tdm_refused_by, verdict, explain))
+    return error
+
+
+def _tdm_refused_by(verdict: TdmVerdict, explain: Callable[[], RobotsDecision]) -> RobotsDecision:
+    return dataclasses.replace(explain(), tdm=verdict, tdm_refused=verdict)
 
 
 def _refused_by(refused: UsagePreference, explain: Callable[[], RobotsDecision]) -> RobotsDecision:
