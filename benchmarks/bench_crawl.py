@@ -19,6 +19,14 @@ are disallowed, plus generic paths):
 Each round runs the three variants (none / stock / ours) in a rotating order;
 ratios are paired per round, and the table shows their median and spread.
 
+``--tdmrep`` (issue 27) adds a fourth variant, ``ours+tdm``: ours with
+``ROBOTSTXT_USAGE = ["train-ai"]``, so every origin's
+``/.well-known/tdmrep.json`` is fetched once and each allowed request meets
+TDMRep's file step, its response the header and meta steps. The server then
+answers ``tdmrep.json`` on every origin: a third reserve ``/blog/*`` (with a
+policy), a third have an empty array, a third answer 404. The table adds
+``ours+tdm/ours``: what declaring a TDM use costs, fetches included.
+
 Run from the repository root: ``python benchmarks/bench_crawl.py``
 (``--rounds N``, ``--workload dense|broad``). ``--check`` exits 1 unless
 ours/stock <= 1.00 on both workloads and ours/none <= 1.08 on the dense one
@@ -44,6 +52,7 @@ from typing import Any
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "robotstxt"
 WORKLOADS = {"dense": (150, 20), "broad": (800, 2)}
 VARIANTS = ("none", "stock", "ours")
+ALL_VARIANTS = (*VARIANTS, "ours+tdm")
 USER_AGENT = "BenchBot/1.0 (+https://bench.example/bot)"
 GENERIC = ("/", "/index.html", "/about/team/", "/search?q=robots&page=2", "/blog/2024/06/post")
 RULE = re.compile(rb"(?im)^[ \t]*(?:dis)?allow[ \t]*:[ \t]*(/[^\s#]*)")
@@ -69,13 +78,27 @@ VARIANT_SETTINGS: dict[str, dict[str, Any]] = {
         },
     },
 }
+VARIANT_SETTINGS["ours+tdm"] = {**VARIANT_SETTINGS["ours"], "ROBOTSTXT_USAGE": ["train-ai"]}
 
 
 # -- the server process -----------------------------------------------------------
 
 
-def origin_site(robots: bytes) -> Any:
-    """A twisted.web ``Site`` for one origin: ``robots`` at /robots.txt, :data:`PAGE` elsewhere."""
+TDMREP_FILES = (
+    json.dumps(
+        [
+            {"location": "/blog/*", "tdm-reservation": 1, "tdm-policy": "https://x.example/p"},
+            {"location": "/", "tdm-reservation": 0},
+        ]
+    ).encode(),
+    b"[]",
+    b"",  # 404
+)
+
+
+def origin_site(robots: bytes, tdmrep: bytes | None = None) -> Any:
+    """A twisted.web ``Site`` for one origin: ``robots`` at /robots.txt, :data:`PAGE` elsewhere;
+    ``tdmrep`` (``b""``: a 404) at /.well-known/tdmrep.json when given."""
     from twisted.web.resource import Resource
     from twisted.web.server import Site
 
@@ -86,6 +109,12 @@ def origin_site(robots: bytes) -> Any:
             if request.path == b"/robots.txt":
                 request.setHeader(b"Content-Type", b"text/plain")
                 return robots
+            if tdmrep is not None and request.path == b"/.well-known/tdmrep.json":
+                if not tdmrep:
+                    request.setResponseCode(404)
+                    return b"not found"
+                request.setHeader(b"Content-Type", b"application/json")
+                return tdmrep
             request.setHeader(b"Content-Type", b"text/html")
             return PAGE
 
@@ -112,8 +141,8 @@ def serve(files: list[str]) -> None:
     from twisted.internet import reactor
 
     ports = []
-    for name in files:
-        site = origin_site((CORPUS / name).read_bytes())
+    for index, name in enumerate(files):
+        site = origin_site((CORPUS / name).read_bytes(), TDMREP_FILES[index % len(TDMREP_FILES)])
         port = reactor.listenTCP(0, site, interface="127.0.0.1")  # type: ignore[attr-defined]
         ports.append(port.getHost().port)
     print(json.dumps(ports), flush=True)
@@ -217,6 +246,10 @@ def crawl(variant: str, work: str, profile: bool) -> None:
     outcome["forbidden"] = stats.get("robotstxt/forbidden", 0)
     outcome["enqueued"] = stats.get("scheduler/enqueued", 0)
     outcome["handed_back"] = stats.get("robotstxt/handed_back", 0)
+    outcome["tdmrep"] = stats.get("robotstxt/tdmrep/request_count", 0)
+    outcome["tdm_forbidden"] = sum(
+        value for key, value in stats.items() if key.startswith("robotstxt/tdmrep/forbidden/")
+    )
     print(json.dumps(outcome), flush=True)
 
 
@@ -267,7 +300,7 @@ def spread(values: list[float]) -> str:
     return f"{statistics.median(values):.3f} ({min(values):.3f}-{max(values):.3f})"
 
 
-def measure(name: str, rounds: int) -> dict[str, float]:
+def measure(name: str, rounds: int, variants: tuple[str, ...] = VARIANTS) -> dict[str, float]:
     origins, pages = WORKLOADS[name]
     corpus = sorted(path.name for path in CORPUS.iterdir() if path.is_file())
     files = [corpus[(i * 7) % len(corpus)] for i in range(origins)]
@@ -277,12 +310,13 @@ def measure(name: str, rounds: int) -> dict[str, float]:
         with tempfile.TemporaryDirectory() as folder:
             work = Path(folder) / "urls.json"
             work.write_text(json.dumps(urls))
-            cpu: dict[str, list[float]] = {v: [] for v in VARIANTS}
+            cpu: dict[str, list[float]] = {v: [] for v in variants}
             counts: dict[str, Any] = {}
-            for variant in VARIANTS:  # one untimed warm-up each (file caches, bytecode)
+            for variant in variants:  # one untimed warm-up each (file caches, bytecode)
                 run_crawl(variant, work)
             for number in range(rounds):
-                order = VARIANTS[number % 3 :] + VARIANTS[: number % 3]
+                turn = number % len(variants)
+                order = variants[turn:] + variants[:turn]
                 for variant in order:
                     result = run_crawl(variant, work)
                     cpu[variant].append(result["cpu"])
@@ -293,21 +327,31 @@ def measure(name: str, rounds: int) -> dict[str, float]:
     ours_none = [o / n for o, n in zip(cpu["ours"], cpu["none"], strict=True)]
     stock_none = [s / n for s, n in zip(cpu["stock"], cpu["none"], strict=True)]
     print(f"\n{name}: {origins} origins x {pages} pages = {len(urls)} requests, {rounds} rounds")
-    for variant in VARIANTS:
+    for variant in variants:
         result = counts[variant]
         print(
             f"  {variant:<6} CPU {spread(cpu[variant])} s   crawled {result.get('crawled', 0)}, "
             f"robots.txt fetched {result['robots']}, forbidden {result['forbidden']}, "
             f"scheduler passes {result['enqueued']}"
-            + (f" ({result['handed_back']} handed back)" if variant == "ours" else "")
+            + (f" ({result['handed_back']} handed back)" if variant.startswith("ours") else "")
+            + (
+                f", tdmrep.json fetched {result['tdmrep']}, TDM refused {result['tdm_forbidden']}"
+                if variant == "ours+tdm"
+                else ""
+            )
         )
     print(f"  ours/stock  {spread(ours_stock)}")
     print(f"  ours/none   {spread(ours_none)}")
     print(f"  stock/none  {spread(stock_none)}")
-    return {
+    figures = {
         "ours/stock": statistics.median(ours_stock),
         "ours/none": statistics.median(ours_none),
     }
+    if "ours+tdm" in variants:
+        tdm_ours = [t / o for t, o in zip(cpu["ours+tdm"], cpu["ours"], strict=True)]
+        print(f"  ours+tdm/ours {spread(tdm_ours)}")
+        figures["ours+tdm/ours"] = statistics.median(tdm_ours)
+    return figures
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -315,7 +359,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--workload", choices=sorted(WORKLOADS), action="append")
     parser.add_argument("--check", action="store_true")
-    parser.add_argument("--profile", choices=VARIANTS)
+    parser.add_argument("--profile", choices=ALL_VARIANTS)
+    parser.add_argument(
+        "--tdmrep", action="store_true", help="add the ours+tdm variant (ROBOTSTXT_USAGE train-ai)"
+    )
     args = parser.parse_args(argv)
     if not CORPUS.is_dir():
         print(f"corpus not found at {CORPUS}: nothing to measure")
@@ -334,7 +381,8 @@ def main(argv: list[str] | None = None) -> int:
             server.close()
         return 0
     started = time.monotonic()
-    results = {name: measure(name, args.rounds) for name in args.workload or WORKLOADS}
+    variants = ALL_VARIANTS if args.tdmrep else VARIANTS
+    results = {name: measure(name, args.rounds, variants) for name in args.workload or WORKLOADS}
     print(f"\n({time.monotonic() - started:.0f} s)")
     if not args.check:
         return 0
