@@ -77,7 +77,7 @@ from scrapy_googlerobots.policy.decision import Action, is_the_copy_waited_for
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.origin import OriginRef, origin_of
 from scrapy_googlerobots.policy.record import FetchTimings, ParsedRulesCache
-from scrapy_googlerobots.policy.tdm import tdm_store_key
+from scrapy_googlerobots.policy.tdm import TDM_STORE_PREFIX, tdm_store_key
 from scrapy_googlerobots.reporting.explain import RobotsDecision, explain_rules
 from scrapy_googlerobots.reporting.reporter import FORBIDDEN_MESSAGE, Reporter
 from scrapy_googlerobots.reporting.summary import CrawlSummary
@@ -746,7 +746,9 @@ class GoogleRobotsTxtMiddleware:
         if isinstance(self._records, ParkedRecords):
             self._records.stop()
         for key, entry in dropped:
-            reason = f"robots.txt of {key} not known yet: the spider is closing"
+            what = "tdmrep.json" if key.startswith(TDM_STORE_PREFIX) else "robots.txt"
+            origin = key.removeprefix(TDM_STORE_PREFIX)
+            reason = f"{what} of {origin} not known yet: the spider is closing"
             self._reporter.errback_dropped(entry.request, reason, key)
         self._reporter.handed_over(kept, requeued, store=self._store, fetch_leases=leases)
         if dropped:

@@ -25,7 +25,10 @@ from twisted.internet import defer
 from scrapy_googlerobots import forbidden_by
 
 from middleware_support import MovableClock, clocked, robots_settings, robots_stats, then
+from redis_server import RedisServer, redis_server
 from servers import CrawlResult, RecordingSpider, Reply, Site, run_crawl
+
+__all__ = ["redis_server"]  # the fixture, imported for the tests below
 
 TDMREP = "/.well-known/tdmrep.json"
 UNSEEN: Any = "unseen"
@@ -306,3 +309,26 @@ async def test_a_hanging_tdmrep_json_holds_requests_no_longer_than_the_max_wait(
     assert stats["robotstxt/tdmrep/gave_up"] == 1
     assert stats["robotstxt/tdmrep/outcome/unreachable"] == 1
     assert "robotstxt/unreachable/dropped" not in robots_stats(result)
+
+
+@pytest_twisted.ensureDeferred
+async def test_requests_waiting_for_tdmrep_json_are_handed_over_through_redis(
+    redis_server: RedisServer, site: Site
+) -> None:
+    reserving = json.dumps([{"location": "/r/", "tdm-reservation": 1}]).encode()
+    # The first worker's fetch is slow: it stops while its requests wait for it.
+    site.script(TDMREP, Reply(200, reserving, delay=3), Reply(200, reserving))
+    urls = [site.url("/r/1"), site.url("/a"), site.url("/b")]
+    common = {"ROBOTSTXT_CACHE_STORE": redis_server.url, "DOWNLOAD_TIMEOUT": 10}
+    stopped, seen = await crawl(urls, CLOSESPIDER_TIMEOUT=1, **common)
+    assert stopped.stats["finish_reason"] == "closespider_timeout"
+    assert seen == {} and stopped.failures == [], "nothing crawled, nothing dropped"
+    assert stopped.stats["robotstxt/parked/handed_over/store"] == 3
+    [line] = [m for m in stopped.messages() if "handed over" in m]
+    assert "3 left in redis://" in line
+    # The next worker adopts them, waits for the file (fetched once more at most), judges.
+    later, seen = await crawl([], **common)
+    assert later.stats["robotstxt/parked/adopted"] == 3
+    assert set(seen) == {site.url("/a"), site.url("/b")}
+    assert refusal(later, site.url("/r/1")).startswith("Forbidden by TDM reservation: rule 1 ")
+    assert site.hits("/a") == site.hits("/b") == 1 and site.hits("/r/1") == 0
