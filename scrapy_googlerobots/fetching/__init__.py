@@ -1,8 +1,9 @@
 """Scrapy side: fetching an origin's policy file through Scrapy's engine.
 
-robots.txt today: one download (``fetcher``: redirects, the size cap, decoding
-with ``body_limit``) and one fetch per origin at a time, from HTTP result to
-stored record (``coordinator``), which reports through the
+robots.txt and ``/.well-known/tdmrep.json`` (``tdmrep_fetcher``): one
+download (``fetcher``: redirects, the size cap, decoding with ``body_limit``)
+and one fetch per origin at a time, from HTTP result to stored record
+(``coordinator``), which reports through the
 :class:`~.coordinator.FetchReports` protocol and works on any origin state
 shaped like :class:`~.coordinator.FetchingOrigin`. May import ``runtime`` and
 the layers below (core, policy, stores).
