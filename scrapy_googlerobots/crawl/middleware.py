@@ -342,7 +342,8 @@ class GoogleRobotsTxtMiddleware:
         self, request: Request, spider: Spider | None = None
     ) -> Request | None:
         """Let ``request`` through (None), raise ``IgnoreRequest``, or hand it back to be parked."""
-        if request.meta.get("dont_obey_robotstxt"):
+        meta = request.meta
+        if meta.get("dont_obey_robotstxt"):
             return None
         url = request.url
         # The memo key: the URL up to the first "/" from index 8, which always
@@ -367,7 +368,7 @@ class GoogleRobotsTxtMiddleware:
             if line >= 0:
                 if rules.has_usage:
                     self._usage_judge(request, rules, canonical, token, ref)
-                if self._tdm_always or USAGE_META in request.meta:
+                if self._tdm_always or USAGE_META in meta:
                     return await self._tdm_step(request, ref)
                 return None
             raise self._reporter.forbidden(request, rules, canonical, token, ref, -line)
@@ -538,6 +539,17 @@ class GoogleRobotsTxtMiddleware:
             return None
         return tref, record
 
+    def _tdm_prefetch(self, ref: OriginRef, request: Request) -> None:
+        """``request`` waits for robots.txt in a crawl that declares a TDM use: fetch the
+        origin's tdmrep.json at the same time, so that the request, once robots.txt allows
+        it, usually finds the file known and does not wait a second time."""
+        tref = self._tdm_ref(ref)
+        if tref is None:
+            return
+        record = self._store_get(tref.key)
+        if self._tdm_room.decide(record, self._clock()).fetch:
+            self._tdm_room.refresh(tref, request, record)
+
     def _tdm_scheduled(self, request: Request, ref: OriginRef, now: float) -> None:
         """At ``request_scheduled``, robots.txt known: park ``request`` for its tdmrep.json."""
         wait = self._tdm_wait(request, ref, now)
@@ -631,6 +643,8 @@ class GoogleRobotsTxtMiddleware:
                 meta[OWN_DONT_FILTER_META] = True
                 request.dont_filter = True
             self._room.expect(ref, request, record)
+            if self._tdm_always:
+                self._tdm_prefetch(ref, request)
             self._reporter.handed_back()
             return request
         return self._room.wait_inline(request, ref, record, self._judge)
@@ -679,6 +693,8 @@ class GoogleRobotsTxtMiddleware:
         if self._stopping():
             return  # the scheduler keeps it (JOBDIR) or drops it, as without robots.txt
         self._room.park(ref, request, record, now)
+        if self._tdm_always:
+            self._tdm_prefetch(ref, request)
         # Scrapy >= 2.11.2: the engine drops the request silently (no errback).
         raise IgnoreRequest("Waiting for robots.txt")
 
