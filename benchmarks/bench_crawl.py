@@ -23,6 +23,14 @@ have no directives, as nearly all pages of the web).
 Each round runs the three variants (none / stock / ours) in a rotating order;
 ratios are paired per round, and the table shows their median and spread.
 
+``--tdmrep`` (issue 27) adds a fourth variant, ``ours+tdm``: ours with
+``ROBOTSTXT_USAGE = ["train-ai"]``, so every origin's
+``/.well-known/tdmrep.json`` is fetched once and each allowed request meets
+TDMRep's file step, its response the header and meta steps. The server then
+answers ``tdmrep.json`` on every origin: a third reserve ``/blog/*`` (with a
+policy), a third have an empty array, a third answer 404. The table adds
+``ours+tdm/ours``: what declaring a TDM use costs, fetches included.
+
 Run from the repository root: ``python benchmarks/bench_crawl.py``
 (``--rounds N``, ``--workload dense|broad``; ``--page-pair`` adds a fourth variant,
 ours without the page directives' spider middleware, and prints
@@ -50,6 +58,7 @@ from typing import Any
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "robotstxt"
 WORKLOADS = {"dense": (150, 20), "broad": (800, 2)}
 VARIANTS = ("none", "stock", "ours")
+ALL_VARIANTS = (*VARIANTS, "robots-only", "ours+tdm")
 USER_AGENT = "BenchBot/1.0 (+https://bench.example/bot)"
 GENERIC = ("/", "/index.html", "/about/team/", "/search?q=robots&page=2", "/blog/2024/06/post")
 RULE = re.compile(rb"(?im)^[ \t]*(?:dis)?allow[ \t]*:[ \t]*(/[^\s#]*)")
@@ -82,13 +91,27 @@ VARIANT_SETTINGS: dict[str, dict[str, Any]] = {
 VARIANT_SETTINGS["robots-only"] = {
     key: value for key, value in VARIANT_SETTINGS["ours"].items() if key != "SPIDER_MIDDLEWARES"
 }
+VARIANT_SETTINGS["ours+tdm"] = {**VARIANT_SETTINGS["ours"], "ROBOTSTXT_USAGE": ["train-ai"]}
 
 
 # -- the server process -----------------------------------------------------------
 
 
-def origin_site(robots: bytes) -> Any:
-    """A twisted.web ``Site`` for one origin: ``robots`` at /robots.txt, :data:`PAGE` elsewhere."""
+TDMREP_FILES = (
+    json.dumps(
+        [
+            {"location": "/blog/*", "tdm-reservation": 1, "tdm-policy": "https://x.example/p"},
+            {"location": "/", "tdm-reservation": 0},
+        ]
+    ).encode(),
+    b"[]",
+    b"",  # 404
+)
+
+
+def origin_site(robots: bytes, tdmrep: bytes | None = None) -> Any:
+    """A twisted.web ``Site`` for one origin: ``robots`` at /robots.txt, :data:`PAGE` elsewhere;
+    ``tdmrep`` (``b""``: a 404) at /.well-known/tdmrep.json when given."""
     from twisted.web.resource import Resource
     from twisted.web.server import Site
 
@@ -99,6 +122,12 @@ def origin_site(robots: bytes) -> Any:
             if request.path == b"/robots.txt":
                 request.setHeader(b"Content-Type", b"text/plain")
                 return robots
+            if tdmrep is not None and request.path == b"/.well-known/tdmrep.json":
+                if not tdmrep:
+                    request.setResponseCode(404)
+                    return b"not found"
+                request.setHeader(b"Content-Type", b"application/json")
+                return tdmrep
             request.setHeader(b"Content-Type", b"text/html")
             return PAGE
 
@@ -125,8 +154,8 @@ def serve(files: list[str]) -> None:
     from twisted.internet import reactor
 
     ports = []
-    for name in files:
-        site = origin_site((CORPUS / name).read_bytes())
+    for index, name in enumerate(files):
+        site = origin_site((CORPUS / name).read_bytes(), TDMREP_FILES[index % len(TDMREP_FILES)])
         port = reactor.listenTCP(0, site, interface="127.0.0.1")  # type: ignore[attr-defined]
         ports.append(port.getHost().port)
     print(json.dumps(ports), flush=True)
@@ -230,6 +259,10 @@ def crawl(variant: str, work: str, profile: bool) -> None:
     outcome["forbidden"] = stats.get("robotstxt/forbidden", 0)
     outcome["enqueued"] = stats.get("scheduler/enqueued", 0)
     outcome["handed_back"] = stats.get("robotstxt/handed_back", 0)
+    outcome["tdmrep"] = stats.get("robotstxt/tdmrep/request_count", 0)
+    outcome["tdm_forbidden"] = sum(
+        value for key, value in stats.items() if key.startswith("robotstxt/tdmrep/forbidden/")
+    )
     print(json.dumps(outcome), flush=True)
 
 
@@ -313,7 +346,12 @@ def measure(name: str, rounds: int, variants: tuple[str, ...] = VARIANTS) -> dic
             f"  {variant:<6} CPU {spread(cpu[variant])} s   crawled {result.get('crawled', 0)}, "
             f"robots.txt fetched {result['robots']}, forbidden {result['forbidden']}, "
             f"scheduler passes {result['enqueued']}"
-            + (f" ({result['handed_back']} handed back)" if variant == "ours" else "")
+            + (f" ({result['handed_back']} handed back)" if variant.startswith("ours") else "")
+            + (
+                f", tdmrep.json fetched {result['tdmrep']}, TDM refused {result['tdm_forbidden']}"
+                if variant == "ours+tdm"
+                else ""
+            )
         )
     print(f"  ours/stock  {spread(ours_stock)}")
     print(f"  ours/none   {spread(ours_none)}")
@@ -321,10 +359,15 @@ def measure(name: str, rounds: int, variants: tuple[str, ...] = VARIANTS) -> dic
     if "robots-only" in variants:
         pair = [o / r for o, r in zip(cpu["ours"], cpu["robots-only"], strict=True)]
         print(f"  ours/robots-only  {spread(pair)}  (the page directives' spider middleware)")
-    return {
+    figures = {
         "ours/stock": statistics.median(ours_stock),
         "ours/none": statistics.median(ours_none),
     }
+    if "ours+tdm" in variants:
+        tdm_ours = [t / o for t, o in zip(cpu["ours+tdm"], cpu["ours"], strict=True)]
+        print(f"  ours+tdm/ours {spread(tdm_ours)}")
+        figures["ours+tdm/ours"] = statistics.median(tdm_ours)
+    return figures
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -332,11 +375,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--workload", choices=sorted(WORKLOADS), action="append")
     parser.add_argument("--check", action="store_true")
-    parser.add_argument("--profile", choices=VARIANTS)
+    parser.add_argument("--profile", choices=ALL_VARIANTS)
     parser.add_argument(
         "--page-pair",
         action="store_true",
         help="also crawl with ours minus the page directives' spider middleware (robots-only)",
+    )
+    parser.add_argument(
+        "--tdmrep", action="store_true", help="add the ours+tdm variant (ROBOTSTXT_USAGE train-ai)"
     )
     args = parser.parse_args(argv)
     if not CORPUS.is_dir():
@@ -356,7 +402,8 @@ def main(argv: list[str] | None = None) -> int:
             server.close()
         return 0
     started = time.monotonic()
-    variants = (*VARIANTS, "robots-only") if args.page_pair else VARIANTS
+    variants = VARIANTS + (("robots-only",) if args.page_pair else ())
+    variants += ("ours+tdm",) if args.tdmrep else ()
     results = {name: measure(name, args.rounds, variants) for name in args.workload or WORKLOADS}
     print(f"\n({time.monotonic() - started:.0f} s)")
     if not args.check:

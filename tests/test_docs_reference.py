@@ -185,5 +185,7 @@ def test_every_documented_stat_is_set_by_the_code() -> None:
 
 
 def test_every_fetch_outcome_stat_is_documented() -> None:
-    documented = {s.removeprefix("robotstxt/outcome/") for s in STATS if "/outcome/" in s}
+    documented = {
+        s.removeprefix("robotstxt/outcome/") for s in STATS if s.startswith("robotstxt/outcome/")
+    }
     assert documented == {outcome.value for outcome in FetchOutcome}

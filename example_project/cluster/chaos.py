@@ -10,6 +10,11 @@ runs until it is idle (start list and queue empty, no parked request left in
 Redis for adoption, every worker idle). The seed decides the page order, the
 slow pages, which workers are hit, in what order and when.
 
+The workers declare ``ROBOTSTXT_USAGE = ["train-ai"]``, and every sixth origin
+reserves TDM rights for ``/page/5`` in its ``/.well-known/tdmrep.json``
+(TDMRep; the others answer 404): those pages are not allowed by the final
+rules, and none may be fetched (``tdm_reserved_fetched``).
+
 ``--chaos-jobdir``: one ``scrapy crawl links`` process with ``JOBDIR`` and no
 Redis; SIGKILLed while pages wait for unreachable origins, restarted with the
 same ``JOBDIR`` (and no start URL, so only what ``JOBDIR`` kept can bring the
@@ -52,6 +57,18 @@ ALLOWED_PATHS = [f"/page/{n}" for n in range(6)]
 PRIVATE_PATHS = ["/private/0", "/private/1"]
 SITE: dict[str, list[str]] = {path: [] for path in ALLOWED_PATHS + PRIVATE_PATHS}
 START_KEY = "pages:start_urls"
+# TDMRep: every sixth origin reserves this page (not by the seed: the seeded
+# scenario stays as it was).
+TDM_RESERVED_PATH = "/page/5"
+TDMREP = json.dumps(
+    [
+        {
+            "location": TDM_RESERVED_PATH,
+            "tdm-reservation": 1,
+            "tdm-policy": "https://publisher.example/tdm-policy.json",
+        }
+    ]
+).encode()
 QUEUE_KEY = "pages:requests"  # scrapy-redis SCHEDULER_QUEUE_KEY for the spider "pages"
 KEY_PATTERNS = ("pages:*", "cluster_demo:robotstxt:*")
 # Where the Redis store keeps each worker's parked requests (a hash per owner;
@@ -69,6 +86,8 @@ WORKER_SETTINGS = {
     "ROBOTSTXT_RETRY_MAX_DELAY": "2",
     "DOWNLOAD_TIMEOUT": "10",
     "LOG_LEVEL": "INFO",
+    # A crawl for training data: TDMRep applies (tdmrep.json fetched once per origin).
+    "ROBOTSTXT_USAGE": "train-ai",
 }
 
 # --reactor: the workers' TWISTED_REACTOR (default: the project's, i.e. Scrapy's).
@@ -231,10 +250,14 @@ class Web:
                 delay=round(rng.uniform(0.1, 0.4), 2),
                 site=site,
                 robots_status=self._robots_status(i, flaky=i in flaky_indices),
+                tdmrep=TDMREP if i % 6 == 5 else None,
             )
             for i in range(count)
         ]
         self.flaky = [self.origins[i].url for i in sorted(flaky_indices)]
+        self.reserved = [
+            origin.url + TDM_RESERVED_PATH for i, origin in enumerate(self.origins) if i % 6 == 5
+        ]
 
     def _robots_status(self, index: int, *, flaky: bool) -> Callable[[], int]:
         def status() -> int:
@@ -260,15 +283,18 @@ class Web:
         return [origin.url + path for origin in self.origins for path in paths]
 
     def hits(self) -> Counter[str]:
-        """Fetches per page URL (robots.txt left out)."""
+        """Fetches per page URL (robots.txt and tdmrep.json left out)."""
         return Counter(
             {
                 origin.url + path: n
                 for origin in self.origins
                 for path, n in origin.hits.items()
-                if path != "/robots.txt"
+                if path not in ("/robots.txt", "/.well-known/tdmrep.json")
             }
         )
+
+    def tdmrep_fetches(self) -> int:
+        return sum(origin.hits["/.well-known/tdmrep.json"] for origin in self.origins)
 
     def close(self) -> None:
         for origin in self.origins:
@@ -306,7 +332,8 @@ def chaos_run(
             client.delete(key)
     web = Web(rng, ORIGINS, FLAKY)
     pages = web.pages(ALLOWED_PATHS + PRIVATE_PATHS)
-    allowed = web.pages(ALLOWED_PATHS)
+    reserved = set(web.reserved)
+    allowed = [url for url in web.pages(ALLOWED_PATHS) if url not in reserved]
     allowed_set = set(allowed)
     rng.shuffle(pages)
     client.rpush(START_KEY, *[json.dumps({"url": url}) for url in pages])
@@ -401,6 +428,7 @@ def chaos_run(
     codes = {w.name: w.stop() for w in workers}
     poll()
     left_in_store = parked_in_store()
+    tdmrep_fetches = web.tdmrep_fetches()
     web.close()
 
     crawled = Counter(url for w in workers for url in w.crawled)
@@ -454,6 +482,15 @@ def chaos_run(
         "duplicates": len(duplicates),
         "duplicate_urls": duplicates,
         "forbidden_fetched": forbidden,
+        "tdm_reserved_pages": len(reserved),
+        "tdm_reserved_fetched": sum(hits[url] for url in reserved),
+        "tdm_refused": sum(
+            value
+            for w in workers
+            for key, value in w.stats.items()
+            if key.startswith("robotstxt/tdmrep/forbidden/")
+        ),
+        "tdmrep_fetches": tdmrep_fetches,
         "left_in_store": left_in_store,
         "handed_over": stop.worker.stats.get("robotstxt/parked/handed_over", 0),
         "adopted": sum(w.stats.get("robotstxt/parked/adopted", 0) for w in workers),
@@ -474,6 +511,7 @@ def chaos_run(
         and not any(result[k] for k in ("lost_at_stop", "lost_at_kill", "lost_other"))
         and not duplicates
         and not forbidden
+        and not result["tdm_reserved_fetched"]
         and not left_in_store
     )
     return result
@@ -501,6 +539,12 @@ def print_run(result: dict[str, Any], out: Callable[[str], None] = print) -> Non
     )
     out(f"duplicates (pages fetched more than once): {result['duplicates']}")
     out(f"disallowed pages fetched: {result['forbidden_fetched']}")
+    out(
+        f"TDM-reserved pages fetched: {result['tdm_reserved_fetched']} of "
+        f"{result['tdm_reserved_pages']} ({result['tdm_refused']} refusals counted by the "
+        f"workers; tdmrep.json fetched {result['tdmrep_fetches']} times for "
+        f"{result['origins']} origins)"
+    )
     out(
         f"waiting pages lost at the SIGINT stop ({result['sigint_worker']}): "
         f"{result['lost_at_stop']} of {result['waiting_at_stop']}"

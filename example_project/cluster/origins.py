@@ -49,7 +49,8 @@ class Origin:
 
     ``site`` maps each page's path to its links (``/private/...`` pages are
     served too); ``robots_status`` is asked at each robots.txt request (the
-    chaos check answers 503 until the origin recovers).
+    chaos check answers 503 until the origin recovers); ``tdmrep``, when given,
+    is served as ``/.well-known/tdmrep.json`` (404 otherwise).
     """
 
     def __init__(
@@ -57,6 +58,7 @@ class Origin:
         delay: float = PAGE_DELAY,
         site: Mapping[str, list[str]] = SITE,
         robots_status: Callable[[], int] = lambda: 200,
+        tdmrep: bytes | None = None,
     ) -> None:
         self.hits: Counter[str] = Counter()
         origin = self
@@ -72,6 +74,8 @@ class Origin:
                         self.send_error(status)
                         return
                     body, kind = ROBOTS, "text/plain"
+                elif self.path == "/.well-known/tdmrep.json" and tdmrep is not None:
+                    body, kind = tdmrep, "application/json"
                 elif self.path in site or self.path.startswith("/private/"):
                     links = "".join(f'<a href="{p}">{p}</a> ' for p in site.get(self.path, []))
                     body, kind = f"<html><body>{links}</body></html>".encode(), "text/html"

@@ -1,4 +1,5 @@
-"""The ``googlerobots`` command: ``check`` URLs against a robots.txt, ``lint`` a robots.txt,
+"""The ``googlerobots`` command: ``check`` URLs against a robots.txt, ``lint`` a robots.txt
+or a ``tdmrep.json``, ``tdmrep``: URLs against a ``tdmrep.json`` (TDMRep),
 ``check-headers``: a saved response's page-level directives (``page_check.py``).
 
 Standard library only (besides this package), so it runs wherever the package
@@ -20,11 +21,19 @@ A robots.txt URL that answers 429 or 5xx, or cannot be fetched at all, is
 "unreachable": ``check`` reports every URL DISALLOWED (Google treats the
 whole site as disallowed until robots.txt can be fetched) and exits 1;
 ``lint`` has nothing to lint and exits 2.
+
+``lint`` reads a source whose name ends with ``tdmrep.json`` (a path or a URL),
+or any source with ``--kind tdmrep``, as a TDMRep file: not an array, missing
+keys, bad values, rules that never match or never decide. ``tdmrep FILE URL...``
+prints each URL's TDMRep verdict by FILE (the first matching rule): RESERVED
+(exit 1), NOT-RESERVED, or UNSET (no rule, or no usable file: a missing,
+unreachable or invalid tdmrep.json means the origin does not use the protocol).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import http.client
 import json
 import os
@@ -51,6 +60,7 @@ from scrapy_googlerobots.robotstxt import (
     scan_lines,
     usage_category,
 )
+from scrapy_googlerobots.tdmrep import TdmDiagnostic, parse_tdmrep_json
 
 __all__ = ["main", "rule_texts", "unreachable_reason", "usage_verdict"]
 
@@ -291,8 +301,18 @@ def _check_usage(
 # -- lint ---------------------------------------------------------------------
 
 
+def _is_tdmrep(args: argparse.Namespace) -> bool:
+    """Whether ``lint`` reads a tdmrep.json: ``--kind``, else the source's name."""
+    if args.kind != "auto":
+        return bool(args.kind == "tdmrep")
+    name: str = args.robots.split("?", 1)[0].split("#", 1)[0].rstrip("/")
+    return name.lower().endswith("tdmrep.json")
+
+
 def run_lint(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     """``googlerobots lint``: one diagnostic per problem line; exit 1 if any is an error."""
+    if _is_tdmrep(args):
+        return _lint_tdmrep(args, out)
     source = read_source(
         args.robots,
         limit=GOOGLE_MAX_SIZE,
@@ -333,6 +353,92 @@ def run_lint(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     return EXIT_FINDINGS if errors else EXIT_OK
 
 
+def _read_tdmrep(args: argparse.Namespace, spec: str) -> Source:
+    return read_source(
+        spec, limit=GOOGLE_MAX_SIZE, timeout=args.timeout, user_agent=args.user_agent
+    )
+
+
+def _lint_tdmrep(args: argparse.Namespace, out: IO[str]) -> int:
+    """``lint`` of a tdmrep.json: the TDMRep core's diagnostics; exit 1 if any is an error."""
+    source = _read_tdmrep(args, args.robots)
+    source = dataclasses.replace(source, reason=source.reason.removesuffix(": no robots.txt"))
+    if source.unreachable:
+        raise UsageError(
+            f"{source.name}: tdmrep.json unreachable ({source.reason}), nothing to lint; "
+            "a crawl reads it as no tdmrep.json (TDM reservation unset)"
+        )
+    diagnostics: tuple[TdmDiagnostic, ...] = ()
+    if source.body is not None:
+        diagnostics = parse_tdmrep_json(
+            source.body, url=source.name, max_size=GOOGLE_MAX_SIZE
+        ).diagnostics
+    errors = sum(d.severity == "error" for d in diagnostics)
+    warnings = sum(d.severity == "warning" for d in diagnostics)
+    if args.format == "json":
+        document = {
+            "source": source.name,
+            "kind": "tdmrep.json",
+            "tdmrep_json": source.body is not None,
+            "reason": source.reason or None,
+            "errors": errors,
+            "warnings": warnings,
+            "diagnostics": [d.as_dict() for d in diagnostics],
+        }
+        json.dump(document, out, indent=2)
+        out.write("\n")
+    else:
+        if source.body is None:
+            print(
+                f"{source.name}: {source.reason}; no tdmrep.json (TDM reservation unset)", file=out
+            )
+        for d in diagnostics:
+            where = f"{source.name}:{d.line}" if d.line else source.name
+            print(f"{where}: {d.severity}: {d.message} [{d.code}]", file=out)
+        print(
+            f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}",
+            file=out,
+        )
+    return EXIT_FINDINGS if errors else EXIT_OK
+
+
+# -- tdmrep -------------------------------------------------------------------
+
+
+def run_tdmrep(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    """``googlerobots tdmrep``: each URL's TDMRep verdict by FILE; exit 1 if any is reserved."""
+    source = _read_tdmrep(args, args.file)
+    if source.body is None:
+        # read_source words a 4xx for robots.txt.
+        source = dataclasses.replace(source, reason=source.reason.removesuffix(": no robots.txt"))
+        why = "unreachable" if source.unreachable else "no tdmrep.json"
+        print(
+            f"{PROG}: note: {source.name}: {source.reason} ({why}): the origin does not use "
+            "TDMRep; every URL is unset",
+            file=err,
+        )
+        for url in args.urls:
+            print(f"{'UNSET':<12} {url}  ({source.reason})", file=out)
+        return EXIT_OK
+    parsed = parse_tdmrep_json(source.body, url=source.name, max_size=GOOGLE_MAX_SIZE)
+    for d in parsed.diagnostics:
+        if d.severity == "error":
+            where = f"{source.name}:{d.line}" if d.line else source.name
+            print(f"{PROG}: note: {where}: {d.message} [{d.code}]", file=err)
+    status = EXIT_OK
+    for url in args.urls:
+        verdict = parsed.explain(url)
+        if verdict.reserved:
+            word = "RESERVED"
+            status = EXIT_FINDINGS
+        elif verdict.reserved is False:
+            word = "NOT-RESERVED"
+        else:
+            word = "UNSET"
+        print(f"{word:<12} {url}  {verdict.explanation}", file=out)
+    return status
+
+
 # -- argument parsing ---------------------------------------------------------
 
 
@@ -352,7 +458,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(
         dest="command",
         required=True,
-        metavar="{check,lint,check-headers}",
+        metavar="{check,lint,tdmrep,check-headers}",
         parser_class=_Parser,
     )
     robots_help = "robots.txt file, '-' for stdin, or an http(s) URL to fetch"
@@ -394,6 +500,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=f"{PROG}/{__version__}",
         help="User-Agent header for fetching a robots.txt URL",
     )
+    lint_cmd.add_argument(
+        "--kind",
+        choices=("auto", "robots", "tdmrep"),
+        default="auto",
+        help="what ROBOTS is: a robots.txt, or a TDMRep tdmrep.json (auto: tdmrep when "
+        "its name ends with tdmrep.json, else robots)",
+    )
     lint_cmd.set_defaults(run=run_lint)
 
     headers_cmd = commands.add_parser(
@@ -412,6 +525,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     headers_cmd.add_argument("--body", metavar="BODY", help="the body, when FILE has headers only")
     headers_cmd.set_defaults(run=_run_check_headers)
+    tdmrep = commands.add_parser(
+        "tdmrep",
+        help="give each URL's TDMRep verdict by a tdmrep.json",
+        description="Exit status: 0 nothing reserved, 1 any URL reserved, 2 error. "
+        "Only the file step: the tdm-reservation header and meta tag come with each page.",
+    )
+    tdmrep.add_argument(
+        "file", metavar="FILE", help="tdmrep.json file, '-' for stdin, or an http(s) URL to fetch"
+    )
+    tdmrep.add_argument("urls", metavar="URL", nargs="+", help="URL (or path) to test")
+    tdmrep.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for a URL")
+    tdmrep.add_argument(
+        "--user-agent",
+        default=f"{PROG}/{__version__}",
+        help="User-Agent header for fetching a tdmrep.json URL",
+    )
+    tdmrep.set_defaults(run=run_tdmrep)
     return parser
 
 

@@ -14,6 +14,11 @@ its ``Sitemap:`` URLs
 With ``--usage CATEGORY`` (or the project's ``ROBOTSTXT_USAGE``) a URL whose
 robots.txt says "no" for a declared AI use is DISALLOWED too, with the deciding
 ``Content-Usage`` / ``Content-Signal`` line, as the crawl would not fetch it.
+When a declared use is one TDMRep covers (``train-ai``, ``ai-use``), each
+origin's ``/.well-known/tdmrep.json`` is fetched too (same engine, same rules)
+and every URL gets its TDMRep verdict beside robots.txt's; a URL the file
+reserves is DISALLOWED. (The ``tdm-reservation`` header and meta tag come with
+the page itself, which the check does not download.)
 
 With ``--page`` each URL robots.txt allows is fetched too (through the same
 engine and settings, only then), and its page-level robots directives for the
@@ -33,6 +38,7 @@ spider open until they are done, and then the spider is closed at once.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import inspect
 import json
 import logging
@@ -56,18 +62,21 @@ from twisted.python.failure import Failure
 from scrapy_googlerobots.commands.googlerobots import rule_texts, unreachable_reason, usage_verdict
 from scrapy_googlerobots.commands.page_check import directive_lines
 from scrapy_googlerobots.fetching.fetcher import FetchResult, RobotsFetcher
+from scrapy_googlerobots.fetching.tdmrep_fetcher import TdmRepFetcher, tdmrep_url
 from scrapy_googlerobots.pacing.crawl_delay import applied_delay
 from scrapy_googlerobots.pagedirectives import PageDirectives, from_headers_and_body
 from scrapy_googlerobots.policy.canonical import canonicalize_url
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.origin import Origin, origin_of
 from scrapy_googlerobots.policy.page_rules import crawl_effects
+from scrapy_googlerobots.policy.tdm import tdm_applies
 from scrapy_googlerobots.policy.usage import declared_use
 from scrapy_googlerobots.policy.useragent import crawler_token
 from scrapy_googlerobots.reporting.explain import UsagePreference
 from scrapy_googlerobots.robotstxt import USAGE_CATEGORIES, RobotsTxt, parse
 from scrapy_googlerobots.runtime.config import RobotsConfig
 from scrapy_googlerobots.runtime.scrapy_compat import engine_download
+from scrapy_googlerobots.tdmrep import TdmVerdict, parse_tdmrep_json, resolve
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -203,6 +212,11 @@ class UrlVerdict:
     usage: dict[str, UsagePreference | None] = field(default_factory=dict)
     """The declared AI uses and robots.txt's preferences for the URL, by category: the
     deciding rule, or None when robots.txt states none for a declared category."""
+    tdm: TdmVerdict | None = None
+    """The TDMRep verdict of the origin's ``tdmrep.json`` (a declared use TDMRep covers
+    only); None when not asked."""
+    tdm_file: FetchResult | None = None
+    """How the ``tdmrep.json`` fetch went (None when not asked)."""
 
     @property
     def usage_text(self) -> str:
@@ -250,12 +264,16 @@ class _RobotsCheck:
         origins: list[Origin],
         pages: list[str] | None = None,
         allowed: Any = None,
+        usage: tuple[str, ...] | None = None,
     ) -> None:
         self.origins = origins
         self.pages = pages or []
         self._allowed = allowed
         self.page_checks: dict[str, PageCheck] = {}
         self.results: list[FetchResult] | None = None
+        # Declared use: --usage, else ROBOTSTXT_USAGE (read with the other settings).
+        self.usage = usage
+        self.tdm_results: dict[Origin, FetchResult] = {}
         self.config: RobotsConfig | None = None
         self.error: str | None = None
         self._crawler: Crawler | None = None
@@ -289,6 +307,9 @@ class _RobotsCheck:
             self.results = [value for _, value in answers]
             if self.pages:
                 await self._fetch_pages(crawler, self.config, self.results)
+            usage = self.config.usage if self.usage is None else self.usage
+            if tdm_applies(usage):
+                await self._fetch_tdmrep(crawler)
         except ValueError as exc:  # a ROBOTSTXT_* setting that cannot work
             self.error = str(exc)
         except Exception as exc:
@@ -338,9 +359,43 @@ class _RobotsCheck:
             )
             self.page_checks[url] = PageCheck(url, value.url, value.status, directives)
 
+    async def _fetch_tdmrep(self, crawler: Crawler) -> None:
+        """Each http(s) origin's tdmrep.json, as the crawl would fetch it."""
+        assert self.config is not None
+        fetcher = TdmRepFetcher(crawler, self.config)
+        origins = [o for o in self.origins if o.scheme in ("http", "https")]
+        fetches = [deferred_from_coro(fetcher.fetch(origin)) for origin in origins]
+        answers = await maybe_deferred_to_future(DeferredList(fetches, consumeErrors=True))
+        for origin, (_, value) in zip(origins, answers, strict=True):
+            if isinstance(value, Failure):
+                value.raiseException()
+            self.tdm_results[origin] = value
+
 
 async def _await(awaitable: Any) -> Any:
     return await awaitable
+
+
+def tdm_verdict(url: str, origin: Origin, result: FetchResult) -> TdmVerdict:
+    """The verdict of ``origin``'s tdmrep.json fetch ``result`` for ``url`` (file step only)."""
+    if result.outcome is not FetchOutcome.RULES:
+        return resolve(None)
+    parsed = parse_tdmrep_json(result.body, url=tdmrep_url(origin))
+    return parsed.explain(url) if parsed.valid else resolve(None)
+
+
+def _tdm_text(verdict: UrlVerdict) -> str:
+    """``; TDMRep: TDM rights reserved: rule 1 of ...`` (or unset, with why)."""
+    tdm, result = verdict.tdm, verdict.tdm_file
+    if tdm is None or result is None:
+        return ""
+    if tdm.reserved is None and tdm.file_rule is None:
+        if result.outcome is not FetchOutcome.RULES:
+            return f"; TDMRep: unset (no tdmrep.json: {result.reason})"
+        if not parse_tdmrep_json(result.body).valid:
+            return "; TDMRep: unset (tdmrep.json is not a JSON array)"
+        return "; TDMRep: unset (no tdmrep.json rule matches)"
+    return f"; TDMRep: {tdm.describe()}"
 
 
 class _RobotsSpider(Spider):
@@ -456,7 +511,7 @@ class Command(ScrapyCommand):
             robots = OriginCheck.of(by_origin[origin], origin, token, config)
             return robots.verdict(url, token, declared).allowed
 
-        check = _RobotsCheck(origins, pages, allowed)
+        check = _RobotsCheck(origins, pages, allowed, usage)
         process = self.crawler_process
         assert process is not None
         process.crawl(process.create_crawler(_RobotsSpider), check=check)
@@ -488,6 +543,11 @@ class Command(ScrapyCommand):
         }
         verdicts = [robots[origin].verdict(url, token, declared[0]) for url, origin in targets]
         page_checks = check.page_checks if opts.page else None
+        if check.tdm_results:
+            verdicts = [
+                _with_tdm(v, o, check.tdm_results)
+                for v, (_, o) in zip(verdicts, targets, strict=True)
+            ]
         if opts.json:
             document = _document(agent, setting, token, verdicts, declared[0])
             if page_checks is not None:
@@ -497,6 +557,18 @@ class Command(ScrapyCommand):
             output = _text(agent, setting, token, verdicts, declared, page_checks)
         _write(output)
         self.exitcode = 0 if all(v.allowed for v in verdicts) else 1
+
+
+def _with_tdm(
+    verdict: UrlVerdict, origin: Origin, results: dict[Origin, FetchResult]
+) -> UrlVerdict:
+    """``verdict`` with its TDMRep verdict; DISALLOWED when the file reserves the URL."""
+    result = results.get(origin)
+    if result is None or not verdict.allowed:
+        return verdict  # robots.txt refuses first: TDMRep is not asked (as in a crawl)
+    tdm = tdm_verdict(verdict.url, origin, result)
+    allowed = verdict.allowed and not tdm.reserved
+    return dataclasses.replace(verdict, allowed=allowed, tdm=tdm, tdm_file=result)
 
 
 def _write(output: str) -> None:
@@ -529,7 +601,10 @@ def _text(
         lines.append(group[0].robots.describe())
         for verdict in group:
             word = "ALLOWED" if verdict.allowed else "DISALLOWED"
-            usage = f"; usage: {verdict.usage_text}" if verdict.allowed and verdict.usage else ""
+            # Refused by TDMRep only: robots.txt allowed it, so its preferences apply too.
+            robots_allowed = verdict.allowed or (verdict.tdm is not None and verdict.tdm.reserved)
+            usage = f"; usage: {verdict.usage_text}" if robots_allowed and verdict.usage else ""
+            usage += _tdm_text(verdict)
             lines.append(f"  {word:<11} {verdict.url}  {verdict.reason}{usage}")
             page = pages.get(verdict.url) if pages is not None else None
             if page is not None:
@@ -591,6 +666,19 @@ def _document(
                         "rule": v.robots.texts.get(p.line, p.rule),
                     }
                     for category, p in v.usage.items()
+                },
+                "tdmrep": None
+                if v.tdm is None or v.tdm_file is None
+                else {
+                    "reserved": v.tdm.reserved,
+                    "policy": v.tdm.policy,
+                    "source": None if v.tdm.source is None else v.tdm.source.step,
+                    "explanation": v.tdm.explanation,
+                    "file": {
+                        "outcome": v.tdm_file.outcome.value,
+                        "reason": v.tdm_file.reason,
+                        "redirects": list(v.tdm_file.redirects),
+                    },
                 },
                 "crawl_delay": v.robots.crawl_delay,
                 "crawl_delay_applied": v.robots.applied_delay,

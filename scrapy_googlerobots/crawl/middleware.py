@@ -47,10 +47,18 @@ AI usage preferences (robots.txt ``Content-Usage`` / ``Content-Signal`` rules,
 the ``Content-Usage`` response header) are checked by :class:`~.usage.UsageGate`:
 in :meth:`process_request` only for origins whose robots.txt has usage rules,
 in :meth:`process_response` only for responses with the header or of such origins.
+
+TDMRep (:class:`~scrapy_googlerobots.optouts.tdm_gate.TdmGate`) applies only to
+requests that declare a use it covers (``train-ai``, ``ai-use``): once robots.txt
+allows one, its origin's ``/.well-known/tdmrep.json`` is a second per-origin
+policy, fetched, stored and waited for exactly like robots.txt (store key
+``tdmrep|<origin key>``, a second :class:`~.tdm_room.TdmWaitingRoom`); its
+header fields and meta tags are read in :meth:`process_response`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
@@ -68,17 +76,21 @@ from scrapy_googlerobots.crawl.stock_parser import GoogleRobotParser
 from scrapy_googlerobots.fetching.coordinator import FetchCoordinator
 from scrapy_googlerobots.fetching.fetcher import RobotsFetcher
 from scrapy_googlerobots.fetching.robots_copy import copy_response, request_fits
+from scrapy_googlerobots.fetching.tdmrep_fetcher import TdmRepFetcher
 from scrapy_googlerobots.optouts.page_directives import reader_for
-from scrapy_googlerobots.optouts.usage_gate import UsageGate
+from scrapy_googlerobots.optouts.tdm_gate import TdmGate
+from scrapy_googlerobots.optouts.usage_gate import USAGE_META, UsageGate
 from scrapy_googlerobots.pacing.crawl_delay import CrawlPacer, DelayLookup
 from scrapy_googlerobots.policy.canonical import canonicalize_url
 from scrapy_googlerobots.policy.decision import Action, is_the_copy_waited_for
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.origin import OriginRef, origin_of
 from scrapy_googlerobots.policy.record import FetchTimings, ParsedRulesCache
+from scrapy_googlerobots.policy.tdm import TDM_STORE_PREFIX, tdm_store_key
 from scrapy_googlerobots.reporting.explain import RobotsDecision, explain_rules
 from scrapy_googlerobots.reporting.reporter import FORBIDDEN_MESSAGE, Reporter
 from scrapy_googlerobots.reporting.summary import CrawlSummary
+from scrapy_googlerobots.reporting.tdm_reports import TdmReports
 from scrapy_googlerobots.runtime.agents import AgentTokens
 from scrapy_googlerobots.runtime.config import RobotsConfig
 from scrapy_googlerobots.runtime.scrapy_compat import (
@@ -92,6 +104,7 @@ from scrapy_googlerobots.runtime.scrapy_compat import (
 from scrapy_googlerobots.runtime.timers import Timer
 from scrapy_googlerobots.stores.factory import build_store
 from scrapy_googlerobots.stores.layered import LayeredPolicyStore
+from scrapy_googlerobots.tdmrep import resolve as resolve_tdm
 from scrapy_googlerobots.waiting.legacy_journal import take_up_legacy_journal
 from scrapy_googlerobots.waiting.origin_state import (
     DROP_META,
@@ -108,6 +121,12 @@ from scrapy_googlerobots.waiting.parked_records import (
     ParkedRecords,
     Records,
     serialize_request,
+)
+from scrapy_googlerobots.waiting.tdm_room import (
+    TDM_GAVE_UP_META,
+    TDM_RELEASED_META,
+    TdmWaitingRoom,
+    no_rules,
 )
 from scrapy_googlerobots.waiting.waiting_room import WaitingRoom, disallow_message
 
@@ -161,6 +180,14 @@ class GoogleRobotsTxtMiddleware:
             reader_for(crawler, config) if config.page_directives else None,
         )
         self._usage_judge = self._usage.judge
+        # TDMRep: set up always (a request's meta may declare a use it covers), used
+        # only by requests that declare one.
+        self._tdm_reports = TdmReports(crawler, self._reporter.summary)
+        self._tdm = TdmGate(self._usage, self._tdm_reports, self.explain, max_size=config.max_size)
+        self._tdm_always = self._tdm.always
+        self._tdm_reports.on_file = self._tdm.file_of
+        # Origin key -> the OriginRef of its tdmrep.json record (key tdmrep|<origin key>).
+        self._tdm_refs: dict[str, OriginRef] = {}
         # Parsed rules of records a shared store returns without them (the
         # local cache parses its own quiet records again on their next use).
         self._rules = ParsedRulesCache(_PARSED_RULES_SIZE, config.max_size)
@@ -175,11 +202,13 @@ class GoogleRobotsTxtMiddleware:
         # What the spider's own download of a robots.txt may weigh (0: no limit).
         self._download_maxsize = crawler.settings.getint("DOWNLOAD_MAXSIZE")
         self._close_watch = CloseWatch(
-            lambda: crawler.engine, self._shutdown, lambda: self._room.busy
+            lambda: crawler.engine, self._shutdown, lambda: self._room.busy or self._tdm_room.busy
         )
         self._stopping = self._close_watch.stopping
         self._room = self._waiting_room(timings)
+        self._tdm_room = self._tdm_waiting_room(timings)
         self._records = self._room.records = self._parked_records()
+        self._tdm_room.records = self._records
         # A scheduler that keeps its queue across a stop: JOBDIR's disk queue,
         # scrapy-redis with SCHEDULER_PERSIST.
         self._scheduler_keeps = bool(crawler.settings.get("JOBDIR")) or crawler.settings.getbool(
@@ -230,7 +259,7 @@ class GoogleRobotsTxtMiddleware:
             crawl=self._crawl,
             stopping=self._stopping,
             watch=self._close_watch.watch,
-            idle=self._room_idle,
+            idle=self._rooms_idle,
             active=self._listen,
         )
         room.fetches = FetchCoordinator[OriginState](
@@ -246,6 +275,41 @@ class GoogleRobotsTxtMiddleware:
             lease_ttl=config.fetch_lease_ttl,
         )
         return room
+
+    def _tdm_waiting_room(self, timings: FetchTimings) -> TdmWaitingRoom:
+        """The waiting room of tdmrep.json fetches: robots.txt's, with TDMRep's decision."""
+        crawler, config = self.crawler, self.config
+        room = TdmWaitingRoom(
+            config=config,
+            store=self._store,
+            rules=no_rules(),
+            reporter=self._reporter,
+            clock=self._clock,
+            crawl=self._crawl,
+            stopping=self._stopping,
+            watch=self._close_watch.watch,
+            idle=self._rooms_idle,
+            active=self._listen,
+        )
+        room.fetches = FetchCoordinator[OriginState](
+            store=self._store,
+            fetcher=TdmRepFetcher(crawler, config),
+            reporter=self._tdm_reports,
+            rules=room.rules,
+            timings=timings,
+            clock=self._clock,
+            stopping=self._stopping,
+            engine_running=lambda: engine_is_running(crawler.engine),
+            on_done=room.after_fetch,
+            lease_ttl=config.fetch_lease_ttl,
+            robots=False,
+        )
+        return room
+
+    def _rooms_idle(self) -> None:
+        """A waiting room has nothing pending: if the other has nothing either, go idle."""
+        if not self._room.pending and not self._tdm_room.pending:
+            self._room_idle()
 
     def _connect_signals(self) -> None:
         manager = self.crawler.signals
@@ -282,7 +346,7 @@ class GoogleRobotsTxtMiddleware:
 
     def _unlisten(self, *, closing: bool = False) -> None:
         self._cancel_unlisten()
-        if self._listening and (closing or not self._room.pending):
+        if self._listening and (closing or not (self._room.pending or self._tdm_room.pending)):
             self._listening = False
             self.crawler.signals.disconnect(
                 self._on_request_scheduled, signal=signals.request_scheduled
@@ -299,7 +363,8 @@ class GoogleRobotsTxtMiddleware:
     ) -> Request | Response | None:
         """Let ``request`` through (None), raise ``IgnoreRequest``, hand it back to be parked,
         or answer a request of the origin's robots.txt with the copy fetched."""
-        if request.meta.get("dont_obey_robotstxt"):
+        meta = request.meta
+        if meta.get("dont_obey_robotstxt"):
             return None
         url = request.url
         # The memo key: the URL up to the first "/" from index 8, which always
@@ -324,15 +389,27 @@ class GoogleRobotsTxtMiddleware:
             if line >= 0:
                 if rules.has_usage:
                     self._usage_judge(request, rules, canonical, token, ref)
+                # The spider's own robots.txt request, answered from the copy,
+                # is the crawl's control file: TDMRep does not judge it.
                 if url.endswith(_ROBOTS_PATH):
-                    return self._serve(request, ref, record)
+                    served = self._serve(request, ref, record)
+                    if served is not None:
+                        return served
+                if self._tdm_always or USAGE_META in meta:
+                    return await self._tdm_step(request, ref)
                 return None
             raise self._reporter.forbidden(request, rules, canonical, token, ref, -line)
         outcome = self._check_slow(request, ref, record)
-        if outcome is None or isinstance(outcome, (Request, Response)):
+        if isinstance(outcome, (Request, Response)):
             return outcome
-        await outcome
-        return self._answer(request, ref, self._store_get(ref.key))
+        if outcome is not None:
+            await outcome
+            answered = self._answer(request, ref, self._store_get(ref.key))
+            if answered is not None:
+                return answered
+        if self._tdm_always or USAGE_META in request.meta:
+            return await self._tdm_step(request, ref)
+        return None
 
     def _process_request_deferred(
         self, request: Request, spider: Spider | None = None
@@ -340,21 +417,26 @@ class GoogleRobotsTxtMiddleware:
         """As the stock method before Scrapy 2.14: a Deferred for every request it checks."""
         if request.meta.get("dont_obey_robotstxt") or self._origin_ref(request.url) is None:
             return None  # like the stock method for data:, file: ... URLs
+        outcome: (
+            Request
+            | Response
+            | Coroutine[Any, Any, Request | Response | None]
+            | Coroutine[Any, Any, None]
+            | None
+        )
         try:
-            outcome = self._check(request)
+            checked = self._check(request)
+            if checked is None:
+                outcome = self._tdm_check(request)
+            elif isinstance(checked, (Request, Response)):
+                outcome = checked
+            else:
+                outcome = self._then_tdm(checked, request)
         except IgnoreRequest:
             return fail()
         if outcome is None or isinstance(outcome, (Request, Response)):
             return succeed(outcome)
-        return deferred_from_coro(self._after_inline_wait(request, outcome))  # type: ignore[no-any-return]
-
-    async def _after_inline_wait(
-        self, request: Request, wait: Coroutine[Any, Any, None]
-    ) -> Response | None:
-        await wait
-        ref = self._origin_ref(request.url)
-        assert ref is not None, "only requests with an origin wait"
-        return self._answer(request, ref, self._store_get(ref.key))
+        return deferred_from_coro(outcome)  # type: ignore[no-any-return]
 
     # The stock class's calling convention on the installed Scrapy: ``async def``
     # from 2.14 (``await mw.process_request(request)``), a Deferred before.
@@ -376,6 +458,151 @@ class GoogleRobotsTxtMiddleware:
             self._judge(request, record.rules or self._rules_of(record))
             return self._answer(request, ref, record)
         return self._check_slow(request, ref, record)
+
+    # -- TDMRep ---------------------------------------------------------------
+
+    async def _tdm_step(self, request: Request, ref: OriginRef) -> Request | None:
+        """robots.txt allows ``request``: TDMRep's file step, for the coroutine convention."""
+        outcome = self._tdm_check(request, ref)
+        if outcome is None or isinstance(outcome, Request):
+            return outcome
+        await outcome
+        return None
+
+    async def _then_tdm(
+        self, wait: Coroutine[Any, Any, None], request: Request
+    ) -> Request | Response | None:
+        """A robots.txt wait, then the copy of robots.txt for the spider's own request of it,
+        or TDMRep's file step (the Deferred convention)."""
+        await wait
+        ref = self._origin_ref(request.url)
+        assert ref is not None, "only requests with an origin wait"
+        answered = self._answer(request, ref, self._store_get(ref.key))
+        if answered is not None:
+            return answered
+        outcome = self._tdm_check(request)
+        if outcome is None or isinstance(outcome, Request):
+            return outcome
+        await outcome
+        return None
+
+    def _tdm_ref(self, ref: OriginRef) -> OriginRef | None:
+        """The OriginRef of ``ref``'s tdmrep.json record; None for a scheme without one."""
+        tref = self._tdm_refs.get(ref.key)
+        if tref is None:
+            if ref.origin.scheme not in ("http", "https"):
+                return None
+            if len(self._tdm_refs) >= self._memo_size:
+                self._tdm_refs.clear()
+            tref = self._tdm_refs[ref.key] = OriginRef(ref.origin)
+            tref.key = tdm_store_key(ref.key)
+        return tref
+
+    def _tdm_check(
+        self, request: Request, ref: OriginRef | None = None
+    ) -> Request | Coroutine[Any, Any, None] | None:
+        """robots.txt allows ``request``: refuse it if its origin's tdmrep.json reserves it,
+        let it through, hand it back to be parked, or wait inline for the file."""
+        meta = request.meta
+        if meta.get("dont_obey_robotstxt") or not self._tdm.applies(request):
+            return None
+        if ref is None:
+            ref = self._origin_ref(request.url)
+        tref = None if ref is None else self._tdm_ref(ref)
+        if tref is None:
+            return None
+        if meta.pop(TDM_GAVE_UP_META, None):
+            self._tdm.unset(request)
+            return None
+        record = self._store_get(tref.key)
+        now = self._clock()
+        if record is not None and now < record.expires_at:
+            self._tdm.check_file(request, record)
+            return None
+        if is_the_copy_waited_for(meta.pop(TDM_RELEASED_META, None), record):
+            self._tdm.check_file(request, record)
+            return None
+        room = self._tdm_room
+        decision = room.decide(record, now)
+        if decision.action is not Action.WAIT:
+            if decision.fetch:
+                room.refresh(tref, request, record)
+            self._tdm.check_file(request, record if decision.rules else None)
+            return None
+        if (
+            self._can_park
+            and not meta.get(HANDED_BACK_META)
+            and engine_takes_requests_back(self.crawler.engine)
+            and not self._stopping()
+        ):
+            meta[HANDED_BACK_META] = True
+            if not request.dont_filter:
+                meta[OWN_DONT_FILTER_META] = True
+                request.dont_filter = True
+            room.expect(tref, request, record)
+            self._reporter.handed_back()
+            return request
+        key = tref.key
+        return room.wait_inline(
+            request,
+            tref,
+            record,
+            lambda waited, _rules: self._tdm.check_file(waited, self._tdm_known(key)),
+        )
+
+    def _tdm_known(self, key: str) -> PolicyRecord | None:
+        """The tdmrep.json record of ``key`` after a wait (unreachable: no file)."""
+        record = self._store.get(key)
+        if record is None or record.outcome is FetchOutcome.UNREACHABLE:
+            return None
+        return record
+
+    def _tdm_wait(
+        self, request: Request, ref: OriginRef, now: float
+    ) -> tuple[OriginRef, PolicyRecord | None] | None:
+        """Whether ``request`` (robots.txt allows it) must wait for its origin's tdmrep.json:
+        the TDM ref and record to park it with, or None."""
+        meta = request.meta
+        if not (self._tdm_always or USAGE_META in meta) or meta.get(TDM_GAVE_UP_META):
+            return None
+        try:
+            if not self._tdm.applies(request):
+                return None
+        except ValueError:
+            return None  # process_request raises it, with the request's errback
+        tref = self._tdm_ref(ref)
+        if tref is None:
+            return None
+        record = self._store_get(tref.key)
+        if record is not None and now < record.expires_at:
+            return None
+        if is_the_copy_waited_for(meta.get(TDM_RELEASED_META), record):
+            return None
+        decision = self._tdm_room.decide(record, now)
+        if decision.action is not Action.WAIT:
+            if decision.fetch:
+                self._tdm_room.refresh(tref, request, record)
+            return None
+        return tref, record
+
+    def _tdm_prefetch(self, ref: OriginRef, request: Request) -> None:
+        """``request`` waits for robots.txt in a crawl that declares a TDM use: fetch the
+        origin's tdmrep.json at the same time, so that the request, once robots.txt allows
+        it, usually finds the file known and does not wait a second time."""
+        tref = self._tdm_ref(ref)
+        if tref is None:
+            return
+        record = self._store_get(tref.key)
+        if self._tdm_room.decide(record, self._clock()).fetch:
+            self._tdm_room.refresh(tref, request, record)
+
+    def _tdm_scheduled(self, request: Request, ref: OriginRef, now: float) -> None:
+        """At ``request_scheduled``, robots.txt known: park ``request`` for its tdmrep.json."""
+        wait = self._tdm_wait(request, ref, now)
+        if wait is None or self._stopping():
+            return
+        self._tdm_room.park(wait[0], request, wait[1], now)
+        raise IgnoreRequest("Waiting for tdmrep.json")
 
     def _origin_ref(self, url: str) -> OriginRef | None:
         """The origin of ``url`` through the memo (the coroutine hot path inlines this)."""
@@ -421,7 +648,10 @@ class GoogleRobotsTxtMiddleware:
         """Give ``response.meta["usage_preferences"]`` to a response that carries AI usage
         preferences (robots.txt, its ``Content-Usage`` header); raise ``IgnoreRequest``
         when its header says "no" for a use the request declares."""
-        return self._usage.response(request, response)
+        response = self._usage.response(request, response)
+        if self._tdm.seen:
+            return self._tdm.response(request, response)
+        return response
 
     def _check_slow(
         self, request: Request, ref: OriginRef, record: PolicyRecord | None
@@ -459,6 +689,8 @@ class GoogleRobotsTxtMiddleware:
                 meta[OWN_DONT_FILTER_META] = True
                 request.dont_filter = True
             self._room.expect(ref, request, record)
+            if self._tdm_always:
+                self._tdm_prefetch(ref, request)
             self._reporter.handed_back()
             return request
         return self._room.wait_inline(request, ref, record, self._judge)
@@ -558,19 +790,26 @@ class GoogleRobotsTxtMiddleware:
         now = self._clock()
         record = self._store_get(ref.key)
         if record is not None and now < record.expires_at:
-            return  # the common case: a fresh copy, by which process_request judges
+            # The common case: a fresh copy, by which process_request judges.
+            if self._tdm_always or USAGE_META in meta:
+                self._tdm_scheduled(request, ref, now)
+            return
         if is_the_copy_waited_for(meta.get(RELEASED_META), record):
+            self._tdm_scheduled(request, ref, now)
             return
         decision = self._room.decide(record, now)
         if decision.action is Action.APPLY:
             if decision.fetch:
                 self._room.refresh(ref, request, record)
+            self._tdm_scheduled(request, ref, now)
             return
         if decision.action is Action.DROP:
             return  # process_request drops it, so that its errback runs
         if self._stopping():
             return  # the scheduler keeps it (JOBDIR) or drops it, as without robots.txt
         self._room.park(ref, request, record, now)
+        if self._tdm_always:
+            self._tdm_prefetch(ref, request)
         # Scrapy >= 2.11.2: the engine drops the request silently (no errback).
         raise IgnoreRequest("Waiting for robots.txt")
 
@@ -585,7 +824,7 @@ class GoogleRobotsTxtMiddleware:
     def _on_spider_idle(self, **_: Any) -> None:
         if self._close_watch.closing:
             return
-        if self._room.busy:
+        if self._room.busy or self._tdm_room.busy:
             raise DontCloseSpider
         # About to close: take over what stopped workers handed over since the
         # last beat, rather than leave it for the next crawl.
@@ -622,7 +861,9 @@ class GoogleRobotsTxtMiddleware:
         - else (or if it cannot be serialized): dropped with its errback.
         """
         leases = self._room.fetches.release_leases() if self._room.fetches else 0
-        entries = self._room.shutdown()
+        if self._tdm_room.fetches:
+            leases += self._tdm_room.fetches.release_leases()
+        entries = self._room.shutdown() + self._tdm_room.shutdown()
         kept = requeued = 0
         dropped: list[tuple[str, Parked]] = []
         engine = crawler_engine(self.crawler)
@@ -636,7 +877,9 @@ class GoogleRobotsTxtMiddleware:
         if isinstance(self._records, ParkedRecords):
             self._records.stop()
         for key, entry in dropped:
-            reason = f"robots.txt of {key} not known yet: the spider is closing"
+            what = "tdmrep.json" if key.startswith(TDM_STORE_PREFIX) else "robots.txt"
+            origin = key.removeprefix(TDM_STORE_PREFIX)
+            reason = f"{what} of {origin} not known yet: the spider is closing"
             self._reporter.errback_dropped(entry.request, reason, key)
         self._reporter.handed_over(kept, requeued, store=self._store, fetch_leases=leases)
         if dropped:
@@ -677,13 +920,19 @@ class GoogleRobotsTxtMiddleware:
             if self._room.decide(record, now).action is Action.WAIT:
                 self._room.park(ref, request, record, now, rid=rid)
                 return
-            end_wait(request.meta)  # its origin's robots.txt is known: the wait is over
+            wait = self._tdm_wait(request, ref, now)
+            if wait is not None:
+                # Waiting on for tdmrep.json: the wait still counts from its first park.
+                self._tdm_room.park(wait[0], request, wait[1], now, rid=rid)
+                return
+            end_wait(request.meta)  # its origin's policies are known: the wait is over
         if self._records.forget([Parked(request, now, rid=rid)]):
             self._crawl(request)
 
     def _on_spider_closed(self, **_: Any) -> None:
         self._close_watch.close()
         self._reporter.flush_counts()
+        self._tdm_reports.flush_counts()
         self._unlisten(closing=True)
         if self.config.summary:
             self._reporter.crawl_summary()
@@ -692,7 +941,9 @@ class GoogleRobotsTxtMiddleware:
 
     def explain(self, request: Request) -> RobotsDecision | None:
         """Why robots.txt lets ``request`` through or not, by the copy this crawl holds,
-        with its AI usage preferences for the URL (``usage``).
+        with its AI usage preferences for the URL (``usage``) and, for a request that
+        declares a use TDMRep covers, the verdict of the origin's ``tdmrep.json`` this
+        crawl holds (``tdm``; its header and meta steps are known only from a response).
 
         None when there is nothing to explain: the URL has no robots.txt
         (``data:``, ``file:`` ...), or none has been fetched for its origin
@@ -709,8 +960,30 @@ class GoogleRobotsTxtMiddleware:
         canonical = canonicalize_url(request.url)
         robots_url = ref.origin.robots_url
         if record.outcome is FetchOutcome.ALLOW_ALL:
-            return RobotsDecision(canonical, robots_url, True, 0, None, "", token, has_rules=False)
-        return explain_rules(self._rules_of(record), canonical, token, robots_url)
+            decision = RobotsDecision(
+                canonical, robots_url, True, 0, None, "", token, has_rules=False
+            )
+        else:
+            decision = explain_rules(self._rules_of(record), canonical, token, robots_url)
+        return self._with_tdm(request, ref, decision)
+
+    def _with_tdm(
+        self, request: Request, ref: OriginRef, decision: RobotsDecision
+    ) -> RobotsDecision:
+        """``decision`` with the verdict of the tdmrep.json held, if TDMRep applies."""
+        try:
+            applies = self._tdm.applies(request)
+        except ValueError:
+            applies = False
+        tref = self._tdm_ref(ref) if applies else None
+        if tref is None:
+            return decision
+        record = self._store.get(tref.key)
+        if record is None:
+            return decision  # not fetched yet: nothing known
+        parsed = self._tdm.file_of(record)
+        verdict = parsed.explain(request.url) if parsed is not None else resolve_tdm(None)
+        return dataclasses.replace(decision, tdm=verdict)
 
     @property
     def summary(self) -> CrawlSummary:
@@ -725,7 +998,7 @@ class GoogleRobotsTxtMiddleware:
         They are in neither the scheduler nor the downloader; a component that
         persists a paused crawl saves them and hands them back with :meth:`park`.
         """
-        return self._room.parked_requests()
+        return self._room.parked_requests() + self._tdm_room.parked_requests()
 
     def park(self, request: Request) -> None:
         """Put ``request`` (e.g. restored from a paused crawl) on its way again.

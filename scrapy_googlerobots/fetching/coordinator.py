@@ -94,6 +94,7 @@ class FetchCoordinator(Generic[_S]):
         engine_running: Callable[[], bool],
         on_done: Callable[[_S, PolicyRecord | None], None],
         lease_ttl: float,
+        robots: bool = True,
     ) -> None:
         self.store = store
         self.fetcher = fetcher
@@ -105,6 +106,9 @@ class FetchCoordinator(Generic[_S]):
         self.engine_running = engine_running
         self.on_done = on_done
         self.lease_ttl = lease_ttl
+        # False: the file fetched is not robots.txt (tdmrep.json): kept unparsed,
+        # and robots_parsed is not sent for it.
+        self.robots = robots
         # Fetch leases held now (origin key -> renewal), released at once by a stop.
         self._held: dict[str, _LeaseRenewal] = {}
 
@@ -155,7 +159,11 @@ class FetchCoordinator(Generic[_S]):
                 )
                 # Only a fetch that yielded a policy (not an unreachable one
                 # that merely kept a previous good copy).
-                if result.response is not None and result.outcome is not FetchOutcome.UNREACHABLE:
+                if (
+                    self.robots
+                    and result.response is not None
+                    and result.outcome is not FetchOutcome.UNREACHABLE
+                ):
                     rules = self.rules.rules_of(record)
                     await self.reporter.robots_parsed(record, rules, state.trigger)
         finally:
@@ -190,8 +198,11 @@ class FetchCoordinator(Generic[_S]):
         response = result.response
         # Kept so that the spider's own request of this robots.txt can be
         # answered from the copy (one fetch per origin: robots_copy).
-        headers = kept_headers(
-            result.outcome, response, url=state.origin.robots_url, whole=result.whole
+        # (Not for a tdmrep.json: no request of the spider is answered from it.)
+        headers = (
+            kept_headers(result.outcome, response, url=state.origin.robots_url, whole=result.whole)
+            if self.robots
+            else None
         )
         return record_after_fetch(
             state.key,
@@ -203,6 +214,7 @@ class FetchCoordinator(Generic[_S]):
             now=self.clock(),
             timings=self.timings,
             headers=headers,
+            parse_rules=self.robots,
         )
 
     async def _lease(self, state: _S, seen: PolicyRecord | None) -> bool:

@@ -95,6 +95,17 @@ class FetchResult:
 class RobotsFetcher:
     """Fetches robots.txt files for the middleware (one call of :meth:`fetch` per fetch)."""
 
+    #: The file fetched, as log lines name it.
+    FILE = "robots.txt"
+
+    def url_of(self, origin: Origin) -> str:
+        """The URL of the file fetched for ``origin``."""
+        return origin.robots_url
+
+    def _inc(self, stat: str) -> None:
+        """Count one fetch event (``robotstxt/...``; another file's fetcher renames it)."""
+        self._stats.inc_value(stat)
+
     def __init__(self, crawler: Crawler, config: RobotsConfig) -> None:
         self.crawler = crawler
         self.config = config
@@ -109,14 +120,14 @@ class RobotsFetcher:
 
     def start(self, origin: Origin) -> Download:
         """Start downloading ``origin``'s robots.txt now; :meth:`fetch` takes it from there."""
-        return self._start(origin.robots_url, origin)
+        return self._start(self.url_of(origin), origin)
 
     async def fetch(self, origin: Origin, started: Download | None = None) -> FetchResult:
         """Fetch ``origin``'s robots.txt, following redirects; never raises for download errors.
 
         ``started``: its first download, begun by :meth:`start`.
         """
-        url = origin.robots_url
+        url = self.url_of(origin)
         seen = {url}
         redirects: list[str] = []
         while True:
@@ -136,7 +147,7 @@ class RobotsFetcher:
                 return FetchResult(
                     FetchOutcome.ALLOW_ALL, problem, response=response, redirects=redirects
                 )
-            self._stats.inc_value("robotstxt/redirect/hops")
+            self._inc("robotstxt/redirect/hops")
             seen.add(target)
             redirects.append(target)
             url = target
@@ -144,10 +155,10 @@ class RobotsFetcher:
     def _unfollowable(self, target: str, seen: set[str], hops: int) -> str | None:
         """Why the redirect to ``target`` is not followed (outcome "as 404"), or None."""
         if hops >= self.config.max_redirects:
-            self._stats.inc_value("robotstxt/redirect/too_many")
+            self._inc("robotstxt/redirect/too_many")
             return f"more than {self.config.max_redirects} redirects"
         if target in seen:
-            self._stats.inc_value("robotstxt/redirect/loop")
+            self._inc("robotstxt/redirect/loop")
             return f"redirect loop back to {target}"
         try:
             followable = origin_of(target) is not None
@@ -200,7 +211,7 @@ class RobotsFetcher:
             return self._from_response(stop.response, limit.body(), limit)
         except IgnoreRequest as exc:
             # Scrapy's meaning: a middleware chose not to fetch robots.txt.
-            self._stats.inc_value("robotstxt/request_ignored")
+            self._inc("robotstxt/request_ignored")
             return FetchResult(
                 FetchOutcome.ALLOW_ALL,
                 f"request ignored ({exc or type(exc).__name__})",
@@ -225,27 +236,27 @@ class RobotsFetcher:
         return self._from_response(response, body, limit)
 
     def _from_response(self, response: Response, body: bytes, limit: BodyLimit) -> FetchResult:
-        self._stats.inc_value("robotstxt/response_count")
-        self._stats.inc_value(f"robotstxt/response_status_count/{response.status}")
+        self._inc("robotstxt/response_count")
+        self._inc(f"robotstxt/response_status_count/{response.status}")
         outcome = outcome_for_status(response.status)
         truncated = limit.truncated
         if outcome is FetchOutcome.RULES:
             if limit.unsupported is not None:
-                self._stats.inc_value("robotstxt/unsupported_encoding")
+                self._inc("robotstxt/unsupported_encoding")
                 logger.warning(
-                    "robots.txt %(url)s came in an encoding it was not asked for (%(encoding)s); "
+                    "%(file)s %(url)s came in an encoding it was not asked for (%(encoding)s); "
                     "read as empty",
-                    {"url": response.url, "encoding": limit.unsupported},
+                    {"file": self.FILE, "url": response.url, "encoding": limit.unsupported},
                     extra={"spider": self.crawler.spider},
                 )
             if len(body) > self.config.max_size:
                 body, truncated = body[: self.config.max_size], True
             if truncated:
-                self._stats.inc_value("robotstxt/truncated")
+                self._inc("robotstxt/truncated")
                 logger.info(
-                    "robots.txt %(url)s is larger than ROBOTSTXT_MAX_SIZE (%(max)d bytes); "
+                    "%(file)s %(url)s is larger than ROBOTSTXT_MAX_SIZE (%(max)d bytes); "
                     "only its first %(max)d bytes are used",
-                    {"url": response.url, "max": self.config.max_size},
+                    {"file": self.FILE, "url": response.url, "max": self.config.max_size},
                     extra={"spider": self.crawler.spider},
                 )
         else:
@@ -261,7 +272,7 @@ class RobotsFetcher:
         )
 
     def _failed(self, url: str, exc: BaseException) -> FetchResult:
-        self._stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
+        self._inc(f"robotstxt/exception_count/{type(exc)}")
         return FetchResult(
             FetchOutcome.UNREACHABLE, f"{type(exc).__name__}: {exc}".rstrip(": "), exception=exc
         )

@@ -1,6 +1,7 @@
 """Scrapy side: the opt-out signals beyond allow/disallow, applied to the crawl.
 
 AI usage preferences against the use the crawl declares (``usage_gate``:
-robots.txt's usage rules and the ``Content-Usage`` header). May import
+robots.txt's usage rules and the ``Content-Usage`` header); TDMRep's file,
+header and meta steps (``tdm_gate``). May import
 ``reporting``, ``fetching``, ``runtime`` and the layers below.
 """

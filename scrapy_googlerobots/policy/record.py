@@ -76,6 +76,7 @@ def record_after_fetch(
     now: float,
     timings: FetchTimings,
     headers: bytes | None = None,
+    parse_rules: bool = True,
 ) -> PolicyRecord:
     """The record of ``key`` after a fetch with ``outcome`` at ``now``.
 
@@ -85,6 +86,8 @@ def record_after_fetch(
     An unreachable fetch keeps a previous good copy (its rules included) and
     notes the outage; with none, the record says "unreachable since". A good
     fetch starts a fresh record whose lifetime comes from ``Cache-Control``.
+    ``parse_rules=False``: the body is not robots.txt (a ``tdmrep.json``); it is
+    kept unparsed.
     """
     if outcome is FetchOutcome.UNREACHABLE:
         failures = (previous.failures if previous is not None else 0) + 1
@@ -113,7 +116,7 @@ def record_after_fetch(
     )
     kept: bytes | None = body if outcome is FetchOutcome.RULES else None
     # ALLOW_ALL gets parsed empty rules too: the hot path finds rules on every fresh record.
-    rules = parse(kept or b"", max_size=timings.max_size)
+    rules = parse(kept or b"", max_size=timings.max_size) if parse_rules else None
     return PolicyRecord(
         origin=key,
         outcome=outcome,

@@ -7,7 +7,9 @@ AI usage preference (``ROBOTSTXT_USAGE``) gets ``IgnoreRequest("Forbidden by
 usage preference: ...")``, and its decision names the preference in
 :attr:`RobotsDecision.usage_refused`. Any request can be explained on demand
 with :meth:`GoogleRobotsTxtMiddleware.explain
-<scrapy_googlerobots.GoogleRobotsTxtMiddleware.explain>`.
+<scrapy_googlerobots.GoogleRobotsTxtMiddleware.explain>`. A request stopped by a
+TDMRep reservation gets ``IgnoreRequest("Forbidden by TDM reservation: ...")``,
+and its decision carries the verdict in :attr:`RobotsDecision.tdm_refused`.
 
 A page-level robots directive (``X-Robots-Tag``, robots meta tags) that stops
 a request or drops an item is named by :attr:`RobotsDecision.page_refused`, a
@@ -35,10 +37,12 @@ from scrapy_googlerobots.robotstxt import USAGE_CATEGORIES, UsageRule
 if TYPE_CHECKING:
     from scrapy_googlerobots.policy.origin import Origin
     from scrapy_googlerobots.robotstxt import RobotsTxt
+    from scrapy_googlerobots.tdmrep import TdmVerdict
 
 __all__ = [
     "FORBIDDEN_MESSAGE",
     "PAGE_FORBIDDEN_MESSAGE",
+    "TDM_FORBIDDEN_MESSAGE",
     "USAGE_FORBIDDEN_MESSAGE",
     "PageRefusal",
     "RobotsDecision",
@@ -48,6 +52,7 @@ __all__ = [
     "forbidden_by",
     "page_decision",
     "page_forbidden",
+    "tdm_forbidden",
     "usage_forbidden",
 ]
 
@@ -58,6 +63,8 @@ USAGE_FORBIDDEN_MESSAGE = "Forbidden by usage preference"
 PAGE_FORBIDDEN_MESSAGE = "Forbidden by page directive"
 """How the message of an item dropped (``DropItem``) for a page directive starts."""
 _USAGE_DIRECTIVES = ("Content-Usage", "Content-Signal")
+TDM_FORBIDDEN_MESSAGE = "Forbidden by TDM reservation"
+"""How the ``IgnoreRequest`` message of a request refused by a TDMRep reservation starts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +181,13 @@ class RobotsDecision:
     page_refused: PageRefusal | None = None
     """The page-level robots directive that dropped the request or the item (then the
     robots.txt fields say nothing: robots.txt was not asked about it). None otherwise."""
+    tdm: TdmVerdict | None = None
+    """The TDMRep verdict for the URL: from the ``tdmrep.json`` this crawl holds
+    (:meth:`~scrapy_googlerobots.GoogleRobotsTxtMiddleware.explain`, when the request
+    declares a use TDMRep covers), or the one that refused the request. None: not asked."""
+    tdm_refused: TdmVerdict | None = None
+    """The TDMRep verdict that stopped the request (``reserved`` is True): a
+    ``tdmrep.json`` rule, a ``tdm-reservation`` header or meta tag. None otherwise."""
 
     @property
     def preferences(self) -> dict[str, bool]:
@@ -190,6 +204,8 @@ class RobotsDecision:
     def __str__(self) -> str:
         if self.page_refused is not None:
             return str(self.page_refused)
+        if self.tdm_refused is not None:
+            return f"TDM reservation: {self.tdm_refused.explanation}"
         refused = self.usage_refused
         if refused is not None:
             if refused.line == 0:
@@ -247,6 +263,28 @@ def page_forbidden(error: Exception, decision: RobotsDecision) -> Exception:
     """``error`` (a ``DropItem``) made explainable: :func:`forbidden_by` gives ``decision``."""
     setattr(error, _ATTRIBUTE, decision)
     return error
+
+
+def tdm_forbidden(
+    verdict: TdmVerdict, where: str, explain: Callable[[], RobotsDecision]
+) -> IgnoreRequest:
+    """The exception for a request a TDMRep reservation refuses: ``IgnoreRequest("Forbidden
+    by TDM reservation: rule 1 of https://example.com/.well-known/tdmrep.json (location
+    "/articles/*"), policy https://example.com/policy.json")``.
+
+    ``where``: the URL of the response whose header or meta tag decided (``""`` for a
+    file rule). ``explain`` makes the robots.txt decision when :func:`forbidden_by` asks.
+    """
+    text = verdict.explanation
+    if where:
+        text += f" (response of {where})"
+    error = IgnoreRequest(f"{TDM_FORBIDDEN_MESSAGE}: {text}")
+    setattr(error, _ATTRIBUTE, partial(_tdm_refused_by, verdict, explain))
+    return error
+
+
+def _tdm_refused_by(verdict: TdmVerdict, explain: Callable[[], RobotsDecision]) -> RobotsDecision:
+    return dataclasses.replace(explain(), tdm=verdict, tdm_refused=verdict)
 
 
 def _refused_by(refused: UsagePreference, explain: Callable[[], RobotsDecision]) -> RobotsDecision:

@@ -46,6 +46,10 @@ class CrawlSummary:
     """Requests refused by a robots.txt usage rule, per (origin, line, category)."""
     usage_rules: dict[tuple[str, int, str], tuple[str, str]] = field(default_factory=dict)
     """(origin, line, category) -> (robots.txt URL, rule as Google reads it)."""
+    tdm_answers: dict[str, str] = field(default_factory=dict)
+    """Origin -> how its ``tdmrep.json`` last answered (as :attr:`answers`)."""
+    tdm_forbidden_by: Counter[str] = field(default_factory=Counter)
+    """Requests refused by a ``tdmrep.json`` rule, per rule (its explanation)."""
 
     @staticmethod
     def answer_of(result: FetchResult) -> str:
@@ -92,6 +96,21 @@ class CrawlSummary:
         """The ``count`` usage rules that refused the most requests."""
         return _top(self.usage_forbidden_by, self.usage_rules, count)
 
+    def tdm_fetched(self, key: str, result: FetchResult) -> None:
+        """Note how the ``tdmrep.json`` of ``key`` (``tdmrep|<origin>``) answered."""
+        if len(self.tdm_answers) < MAX_COUNTED_RULES or key in self.tdm_answers:
+            self.tdm_answers[key] = self.answer_of(result)
+
+    def tdm_invalid(self, key: str) -> None:
+        """The ``tdmrep.json`` of ``key`` came (2xx) but is not a JSON array."""
+        if key in self.tdm_answers:
+            self.tdm_answers[key] = "invalid"
+
+    def count_tdm_forbidden(self, step: str, rule: str) -> None:
+        """Count one request refused by TDMRep; ``rule`` names a file rule (``""`` else)."""
+        if step == "file" and rule:
+            _count(self.tdm_forbidden_by, rule)
+
     def render(self, stats: dict[str, object]) -> str:
         """The INFO block: a few lines, whatever the number of origins."""
         by_answer = Counter(self.answers.values())
@@ -108,7 +127,31 @@ class CrawlSummary:
         lines += _ranked("rules that forbade the most requests", self.top_rules(), "Disallow: ")
         lines += self._render_usage(stats)
         lines += _render_page(stats)
+        lines += self._render_tdm(stats)
         return "\n".join(lines)
+
+    def _render_tdm(self, stats: dict[str, object]) -> list[str]:
+        """The TDMRep lines: only when some request declared a use TDMRep covers."""
+        if not self.tdm_answers and not any(k.startswith("robotstxt/tdmrep/") for k in stats):
+            return []
+
+        def stat(name: str) -> object:
+            return stats.get(f"robotstxt/tdmrep/{name}", 0)
+
+        by_answer = Counter(self.tdm_answers.values())
+        answers = ", ".join(f"{by_answer[a]} {a}" for a in (*ANSWERS, "invalid") if by_answer[a])
+        lines = [
+            f"  TDMRep: {len(self.tdm_answers)} tdmrep.json fetched ({answers or 'none'}); "
+            f"requests refused: {stat('forbidden/file')} by tdmrep.json, "
+            f"{stat('forbidden/header')} by tdm-reservation header, "
+            f"{stat('forbidden/meta')} by meta tag; {stat('responses')} responses with a "
+            "reservation value"
+        ]
+        top = self.tdm_forbidden_by.most_common(10)
+        if top:
+            lines.append("  tdmrep.json rules that refused the most requests:")
+            lines += [f"    {count:>6}  {rule}" for rule, count in top]
+        return lines
 
     def _render_usage(self, stats: dict[str, object]) -> list[str]:
         """The usage preferences lines: only when the crawl declares a use or met preferences."""

@@ -302,6 +302,7 @@ async def test_json_document(make_site: Any) -> None:
             "reason": reason,
             "token": "DemoBot",
             "usage": {},
+            "tdmrep": None,  # no TDM use declared: not asked
             "crawl_delay": 2.0 if robots["outcome"] == "rules" else None,
             "crawl_delay_applied": None,  # ROBOTSTXT_CRAWL_DELAY is off in the project
             "robots_txt": robots,
@@ -365,6 +366,7 @@ Content-Signal: /open/ ai-train=yes
 @pytest_twisted.ensureDeferred
 async def test_usage_no_is_disallowed_with_the_deciding_line(site: Site) -> None:
     site.script("/robots.txt", Reply(200, USAGE_ROBOTS))
+    site.script("/.well-known/tdmrep.json", Reply(404))
     urls = [site.url("/article"), site.url("/open/a"), site.url("/admin/x")]
     result = await run("--usage", "train-ai", *urls)
     assert result.returncode == 1, result.stderr
@@ -372,7 +374,8 @@ async def test_usage_no_is_disallowed_with_the_deciding_line(site: Site) -> None
         "declared AI use: train-ai (from --usage)",
         f"{site.url('/robots.txt')}: HTTP 200, rules apply; crawl delay: none",
         f"  DISALLOWED  {urls[0]}  train-ai=n: line 7: Content-Usage: train-ai=n, search=y",
-        f"  ALLOWED     {urls[1]}  line 5: Allow: /; usage: train-ai=y (line 8), search=y (line 7)",
+        f"  ALLOWED     {urls[1]}  line 5: Allow: /; usage: train-ai=y (line 8), search=y (line 7)"
+        "; TDMRep: unset (no tdmrep.json: HTTP 404)",
         f"  DISALLOWED  {urls[2]}  line 6: Disallow: /admin/",
     ]
 
@@ -387,7 +390,8 @@ async def test_usage_yes_or_unknown_is_allowed_exit_0(site: Site) -> None:
     assert result.stdout.splitlines()[1] == "declared AI use: search, ai-use (from --usage)"
     assert result.stdout.splitlines()[-1] == (
         f"  ALLOWED     {url}  line 5: Allow: /; usage: search=y (line 7), ai-use: no "
-        "preference, train-ai=n (line 7)"
+        # ai-use is a TDM use: the origin's tdmrep.json was asked (this site answers a page)
+        "preference, train-ai=n (line 7); TDMRep: unset (tdmrep.json is not a JSON array)"
     )
 
 
@@ -471,3 +475,41 @@ async def test_sitemaps_are_printed_under_their_robots_txt(site: Site) -> None:
     ]
     document = json.loads((await run("--json", site.url("/articles/1"))).stdout)
     assert document["urls"][0]["robots_txt"]["sitemaps"] == sitemaps
+
+
+# -- TDMRep (issue 27) ----------------------------------------------------------
+
+
+@pytest_twisted.ensureDeferred
+async def test_tdmrep_verdict_beside_robots_txt(site: Site) -> None:
+    site.script("/robots.txt", Reply(200, b"User-agent: *\nDisallow: /admin/\n"))
+    rules = [
+        {
+            "location": "/articles/*",
+            "tdm-reservation": 1,
+            "tdm-policy": "https://publisher.example/tdm-policy.json",
+        },
+        {"location": "/open/", "tdm-reservation": 0},
+    ]
+    site.script("/.well-known/tdmrep.json", Reply(200, json.dumps(rules).encode()))
+    urls = [site.url("/articles/2024/x"), site.url("/open/a"), site.url("/admin/x")]
+    result = await run("--usage", "train-ai", *urls)
+    print(result.stdout)
+    assert result.returncode == 1, result.stderr
+    tdmrep = site.url("/.well-known/tdmrep.json")
+    assert result.stdout.splitlines()[1:] == [
+        "declared AI use: train-ai (from --usage)",
+        f"{site.url('/robots.txt')}: HTTP 200, rules apply; crawl delay: none",
+        f"  DISALLOWED  {urls[0]}  no matching rule; usage: train-ai: no preference; TDMRep: "
+        f'TDM rights reserved: rule 1 of {tdmrep} (location "/articles/*"), '
+        "policy https://publisher.example/tdm-policy.json",
+        f"  ALLOWED     {urls[1]}  no matching rule; usage: train-ai: no preference; TDMRep: "
+        f'TDM rights not reserved: rule 2 of {tdmrep} (location "/open/")',
+        f"  DISALLOWED  {urls[2]}  line 2: Disallow: /admin/",
+    ]
+    assert site.hits("/.well-known/tdmrep.json") == 1
+    # Declaring search only: tdmrep.json is not asked, nothing is reserved.
+    searching = await run("--usage", "search", urls[0])
+    assert searching.returncode == 0, searching.stderr
+    assert "TDMRep" not in searching.stdout
+    assert site.hits("/.well-known/tdmrep.json") == 1

@@ -691,7 +691,13 @@ async def test_stats_and_summary(make_site: Callable[..., Site]) -> None:
         "Content-Signal:",
         "ai-input=no",
     ]
-    assert len(lines) == at + 4
+    # The declared use is one TDMRep covers: each origin's tdmrep.json was asked for
+    # (this test's servers answer any path with a page, which is no TDMRep file).
+    assert lines[at + 4] == (
+        "  TDMRep: 3 tdmrep.json fetched (3 invalid); requests refused: 0 by tdmrep.json, "
+        "0 by tdm-reservation header, 0 by meta tag; 0 responses with a reservation value"
+    )
+    assert len(lines) == at + 5
     summary = our_middleware(result.crawler).summary
     assert summary.usage_forbidden_by[(f"http://127.0.0.1:{one.port}", 3, "train-ai")] == 3
 

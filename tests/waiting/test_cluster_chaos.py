@@ -88,6 +88,11 @@ def test_cluster_chaos_loses_no_waiting_request(redis_server: RedisServer) -> No
     assert run["lost_other"] == 0, run["lost_urls"]
     assert run["duplicates"] == 0, run["duplicate_urls"]
     assert run["forbidden_fetched"] == 0
+    # TDMRep (the workers declare train-ai): no reserved page handed to a spider, and each
+    # origin's tdmrep.json was asked for.
+    assert run["tdm_reserved_fetched"] == 0
+    assert run["tdm_reserved_pages"] == 5
+    assert run["tdmrep_fetches"] >= run["origins"]
     assert run["left_in_store"] == 0, "parked requests left in Redis that nobody adopted"
     # Every page allowed by the final rules was crawled, but scrapy-redis's own loss.
     assert run["crawled"] + run["scrapy_redis_loss"] == run["allowed_pages"]
