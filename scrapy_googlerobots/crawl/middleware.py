@@ -61,7 +61,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from scrapy import Request, signals
 from scrapy.dupefilters import RFPDupeFilter
@@ -73,7 +73,7 @@ from twisted.internet.defer import Deferred, fail, succeed
 
 from scrapy_googlerobots.crawl.lifecycle import CloseWatch
 from scrapy_googlerobots.crawl.stock_parser import GoogleRobotParser
-from scrapy_googlerobots.fetching.coordinator import FetchCoordinator
+from scrapy_googlerobots.fetching.coordinator import FetchCoordinator, FetchReports
 from scrapy_googlerobots.fetching.fetcher import RobotsFetcher
 from scrapy_googlerobots.fetching.robots_copy import copy_response, request_fits
 from scrapy_googlerobots.fetching.tdmrep_fetcher import TdmRepFetcher
@@ -148,6 +148,8 @@ _MEMO_KEY_MAX = 512
 _MEMO_SIZE = 10_000
 _PARSED_RULES_SIZE = 4_096
 _UNSEEN: Any = object()
+
+_Room = TypeVar("_Room", bound=WaitingRoom)
 # A request whose URL ends so may be for its origin's robots.txt (then answered
 # from the copy: _serve).
 _ROBOTS_PATH = "/robots.txt"
@@ -248,41 +250,33 @@ class GoogleRobotsTxtMiddleware:
         )
 
     def _waiting_room(self, timings: FetchTimings) -> WaitingRoom:
-        """The waiting room, and the fetch coordinator it calls for fetches."""
-        crawler, config = self.crawler, self.config
-        room = WaitingRoom(
-            config=config,
-            store=self._store,
-            rules=self._rules,
-            reporter=self._reporter,
-            clock=self._clock,
-            crawl=self._crawl,
-            stopping=self._stopping,
-            watch=self._close_watch.watch,
-            idle=self._rooms_idle,
-            active=self._listen,
-        )
-        room.fetches = FetchCoordinator[OriginState](
-            store=self._store,
-            fetcher=RobotsFetcher(crawler, config),
-            reporter=self._reporter,
-            rules=self._rules,
-            timings=timings,
-            clock=self._clock,
-            stopping=self._stopping,
-            engine_running=lambda: engine_is_running(crawler.engine),
-            on_done=room.after_fetch,
-            lease_ttl=config.fetch_lease_ttl,
-        )
-        return room
+        """The waiting room of robots.txt fetches, and the coordinator it calls for fetches."""
+        fetcher = RobotsFetcher(self.crawler, self.config)
+        return self._build_room(WaitingRoom, fetcher, self._reporter, self._rules, timings)
 
     def _tdm_waiting_room(self, timings: FetchTimings) -> TdmWaitingRoom:
         """The waiting room of tdmrep.json fetches: robots.txt's, with TDMRep's decision."""
+        fetcher = TdmRepFetcher(self.crawler, self.config)
+        return self._build_room(
+            TdmWaitingRoom, fetcher, self._tdm_reports, no_rules(), timings, robots=False
+        )
+
+    def _build_room(
+        self,
+        kind: type[_Room],
+        fetcher: RobotsFetcher,
+        reports: FetchReports,
+        rules: ParsedRulesCache,
+        timings: FetchTimings,
+        *,
+        robots: bool = True,
+    ) -> _Room:
+        """A waiting room of ``kind`` over the shared store, with its fetch coordinator."""
         crawler, config = self.crawler, self.config
-        room = TdmWaitingRoom(
+        room = kind(
             config=config,
             store=self._store,
-            rules=no_rules(),
+            rules=rules,
             reporter=self._reporter,
             clock=self._clock,
             crawl=self._crawl,
@@ -293,16 +287,16 @@ class GoogleRobotsTxtMiddleware:
         )
         room.fetches = FetchCoordinator[OriginState](
             store=self._store,
-            fetcher=TdmRepFetcher(crawler, config),
-            reporter=self._tdm_reports,
-            rules=room.rules,
+            fetcher=fetcher,
+            reporter=reports,
+            rules=rules,
             timings=timings,
             clock=self._clock,
             stopping=self._stopping,
             engine_running=lambda: engine_is_running(crawler.engine),
             on_done=room.after_fetch,
             lease_ttl=config.fetch_lease_ttl,
-            robots=False,
+            robots=robots,
         )
         return room
 

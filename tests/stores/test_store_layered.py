@@ -302,7 +302,9 @@ def test_redis_killed_and_restarted(
         redis_server.restart()
         monotonic.now += 1
         assert store.get(ORIGIN) == FRESH
-    levels = [r.levelno for r in caplog.records]
+    # Only the store's own lines: a client library may log too (redis-py at DEBUG when
+    # an earlier test left the root logger there).
+    levels = [r.levelno for r in caplog.records if r.name == "scrapy_googlerobots.stores.layered"]
     assert levels == [logging.WARNING, logging.INFO]
     assert stats["robotstxt/store/errors"] >= 1
     assert stats["robotstxt/store/outages"] == 1
