@@ -32,7 +32,7 @@ How a request meets robots.txt:
 
 Once the spider begins closing, no fetch starts and every wait ends, and the
 parked requests are handed over where the crawl goes on
-(:meth:`GoogleRobotsTxtMiddleware._shutdown`): left in the shared store for
+(:class:`~scrapy_googlerobots.waiting.handover.HandOver`): left in the shared store for
 another worker or the resumed crawl to adopt, or put back into a scheduler
 that persists its queue; only with neither do they get their errback.
 
@@ -86,7 +86,7 @@ from scrapy_googlerobots.policy.decision import Action, is_the_copy_waited_for
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.origin import OriginRef, origin_of
 from scrapy_googlerobots.policy.record import FetchTimings, ParsedRulesCache
-from scrapy_googlerobots.policy.tdm import TDM_STORE_PREFIX, tdm_store_key
+from scrapy_googlerobots.policy.tdm import tdm_store_key
 from scrapy_googlerobots.reporting.explain import RobotsDecision, explain_rules
 from scrapy_googlerobots.reporting.reporter import FORBIDDEN_MESSAGE, Reporter
 from scrapy_googlerobots.reporting.summary import CrawlSummary
@@ -105,6 +105,7 @@ from scrapy_googlerobots.runtime.timers import Timer
 from scrapy_googlerobots.stores.factory import build_store
 from scrapy_googlerobots.stores.layered import LayeredPolicyStore
 from scrapy_googlerobots.tdmrep import resolve as resolve_tdm
+from scrapy_googlerobots.waiting.handover import HandOver
 from scrapy_googlerobots.waiting.legacy_journal import take_up_legacy_journal
 from scrapy_googlerobots.waiting.origin_state import (
     DROP_META,
@@ -113,14 +114,12 @@ from scrapy_googlerobots.waiting.origin_state import (
     RELEASED_META,
     OriginState,
     Parked,
-    clear_bookkeeping,
     end_wait,
 )
 from scrapy_googlerobots.waiting.parked_records import (
     NO_RECORDS,
     ParkedRecords,
     Records,
-    serialize_request,
 )
 from scrapy_googlerobots.waiting.tdm_room import (
     TDM_GAVE_UP_META,
@@ -211,10 +210,8 @@ class GoogleRobotsTxtMiddleware:
         self._tdm_room = self._tdm_waiting_room(timings)
         self._records = self._room.records = self._parked_records()
         self._tdm_room.records = self._records
-        # A scheduler that keeps its queue across a stop: JOBDIR's disk queue,
-        # scrapy-redis with SCHEDULER_PERSIST.
-        self._scheduler_keeps = bool(crawler.settings.get("JOBDIR")) or crawler.settings.getbool(
-            "SCHEDULER_PERSIST"
+        self._handover = HandOver(
+            crawler, (self._room, self._tdm_room), self._records, self._reporter, self._store
         )
         self._connect_signals()
         # Opt-in: Google ignores Crawl-delay and Request-rate.
@@ -836,68 +833,9 @@ class GoogleRobotsTxtMiddleware:
             take_up_legacy_journal(jobdir, spider, self.crawler.stats, self._adopt)
 
     def _shutdown(self) -> None:
-        """The spider has begun closing: no fetch starts, every wait ends, parked requests move on.
-
-        Each parked request goes where the crawl will find it again, so that
-        it is crawled or judged later exactly once:
-
-        - recorded in the shared store (SQLite, Redis; the default store with
-          ``JOBDIR``): it stays there, and this worker's lease on it is
-          released, so another worker (or the resumed crawl) adopts it at once.
-          Leaving it there, rather than moving it to the scheduler, makes the
-          hand-over one atomic step of the store's adoption: a request is
-          never both re-queued and adopted.
-        - else, with a scheduler that persists its queue (``JOBDIR``,
-          scrapy-redis with ``SCHEDULER_PERSIST``): back to the scheduler,
-          before it closes (its duplicate filter sees a request parked before
-          it for the first time; one handed back from the downloader carries
-          ``dont_filter``, as when it was handed back);
-        - else (or if it cannot be serialized): dropped with its errback.
-        """
-        leases = self._room.fetches.release_leases() if self._room.fetches else 0
-        if self._tdm_room.fetches:
-            leases += self._tdm_room.fetches.release_leases()
-        entries = self._room.shutdown() + self._tdm_room.shutdown()
-        kept = requeued = 0
-        dropped: list[tuple[str, Parked]] = []
-        engine = crawler_engine(self.crawler)
-        for key, entry in entries:
-            if entry.rid is not None:
-                kept += 1
-            elif self._requeue(engine, entry):
-                requeued += 1
-            else:
-                dropped.append((key, entry))
-        if isinstance(self._records, ParkedRecords):
-            self._records.stop()
-        for key, entry in dropped:
-            what = "tdmrep.json" if key.startswith(TDM_STORE_PREFIX) else "robots.txt"
-            origin = key.removeprefix(TDM_STORE_PREFIX)
-            reason = f"{what} of {origin} not known yet: the spider is closing"
-            self._reporter.errback_dropped(entry.request, reason, key)
-        self._reporter.handed_over(kept, requeued, store=self._store, fetch_leases=leases)
-        if dropped:
-            self._reporter.closing_dropped(len(dropped))
-
-    def _requeue(self, engine: Any, entry: Parked) -> bool:
-        """Put ``entry``'s request back into a persisting scheduler; False if it cannot go."""
-        spider = self.crawler.spider
-        if not self._scheduler_keeps or entry.unserializable or engine is None or spider is None:
-            return False
-        request = entry.request
-        try:
-            serialize_request(request, spider)  # the scheduler's disk queue would fail the same way
-        except Exception:
-            return False
-        # Where it is taken up again, its wait goes on from its first park.
-        clear_bookkeeping(request.meta)
-        try:
-            # Our request_scheduled handler lets it pass: the close has begun.
-            engine.crawl(request)
-        except Exception as exc:  # a scheduler that cannot take it any more
-            self._reporter.requeue_failed(request, exc)
-            return False
-        return True
+        """The spider has begun closing: no fetch starts, every wait ends, and the parked
+        requests are handed over (:class:`~scrapy_googlerobots.waiting.handover.HandOver`)."""
+        self._handover.at_close()
 
     def _adopt(self, request: Request, rid: str | None = None) -> None:
         """A request another worker left waiting (recorded as ours under ``rid``): wait or go on.

@@ -315,7 +315,7 @@ class Reporter:
         )
 
     def handed_over(self, kept: int, requeued: int, *, store: Any, fetch_leases: int) -> None:
-        """Parked requests kept for the rest of the crawl at a stop (middleware._shutdown)."""
+        """Parked requests kept for the rest of the crawl at a stop (waiting.handover)."""
         if fetch_leases:
             self.stats.inc_value("robotstxt/fetch_lease/released_at_close", fetch_leases)
         if not kept and not requeued:
