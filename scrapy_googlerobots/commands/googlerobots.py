@@ -329,23 +329,49 @@ def run_lint(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     if source.body is not None:
         diagnostics = lint(source.body, truncated=source.truncated)
     errors = sum(d.severity == "error" for d in diagnostics)
-    warnings = len(diagnostics) - errors
+    return _report_lint(
+        args,
+        out,
+        source,
+        {"robots_txt": source.body is not None},
+        "Google allows every URL",
+        [(f"{source.name}:{d.line}", d) for d in diagnostics],
+        errors,
+        len(diagnostics) - errors,
+    )
+
+
+def _report_lint(
+    args: argparse.Namespace,
+    out: IO[str],
+    source: Source,
+    kind: dict[str, object],
+    when_absent: str,
+    found: Sequence[tuple[str, Diagnostic | TdmDiagnostic]],
+    errors: int,
+    warnings: int,
+) -> int:
+    """Print a lint's findings (``found``: where, diagnostic) as text or JSON; the exit status.
+
+    ``kind``: the JSON keys that say what was linted; ``when_absent``: what a
+    missing file means, after its reason.
+    """
     if args.format == "json":
         document = {
             "source": source.name,
-            "robots_txt": source.body is not None,
+            **kind,
             "reason": source.reason or None,
             "errors": errors,
             "warnings": warnings,
-            "diagnostics": [d.as_dict() for d in diagnostics],
+            "diagnostics": [d.as_dict() for _, d in found],
         }
         json.dump(document, out, indent=2)
         out.write("\n")
     else:
         if source.body is None:
-            print(f"{source.name}: {source.reason}; Google allows every URL", file=out)
-        for d in diagnostics:
-            print(f"{source.name}:{d.line}: {d.severity}: {d.message} [{d.code}]", file=out)
+            print(f"{source.name}: {source.reason}; {when_absent}", file=out)
+        for where, d in found:
+            print(f"{where}: {d.severity}: {d.message} [{d.code}]", file=out)
         print(
             f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}",
             file=out,
@@ -374,32 +400,16 @@ def _lint_tdmrep(args: argparse.Namespace, out: IO[str]) -> int:
             source.body, url=source.name, max_size=GOOGLE_MAX_SIZE
         ).diagnostics
     errors = sum(d.severity == "error" for d in diagnostics)
-    warnings = sum(d.severity == "warning" for d in diagnostics)
-    if args.format == "json":
-        document = {
-            "source": source.name,
-            "kind": "tdmrep.json",
-            "tdmrep_json": source.body is not None,
-            "reason": source.reason or None,
-            "errors": errors,
-            "warnings": warnings,
-            "diagnostics": [d.as_dict() for d in diagnostics],
-        }
-        json.dump(document, out, indent=2)
-        out.write("\n")
-    else:
-        if source.body is None:
-            print(
-                f"{source.name}: {source.reason}; no tdmrep.json (TDM reservation unset)", file=out
-            )
-        for d in diagnostics:
-            where = f"{source.name}:{d.line}" if d.line else source.name
-            print(f"{where}: {d.severity}: {d.message} [{d.code}]", file=out)
-        print(
-            f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}",
-            file=out,
-        )
-    return EXIT_FINDINGS if errors else EXIT_OK
+    return _report_lint(
+        args,
+        out,
+        source,
+        {"kind": "tdmrep.json", "tdmrep_json": source.body is not None},
+        "no tdmrep.json (TDM reservation unset)",
+        [(f"{source.name}:{d.line}" if d.line else source.name, d) for d in diagnostics],
+        errors,
+        sum(d.severity == "warning" for d in diagnostics),
+    )
 
 
 # -- tdmrep -------------------------------------------------------------------

@@ -520,18 +520,7 @@ class GoogleRobotsTxtMiddleware:
                 room.refresh(tref, request, record)
             self._tdm.check_file(request, record if decision.rules else None)
             return None
-        if (
-            self._can_park
-            and not meta.get(HANDED_BACK_META)
-            and engine_takes_requests_back(self.crawler.engine)
-            and not self._stopping()
-        ):
-            meta[HANDED_BACK_META] = True
-            if not request.dont_filter:
-                meta[OWN_DONT_FILTER_META] = True
-                request.dont_filter = True
-            room.expect(tref, request, record)
-            self._reporter.handed_back()
+        if self._hand_back(request, room, tref, record):
             return request
         key = tref.key
         return room.wait_inline(
@@ -665,26 +654,36 @@ class GoogleRobotsTxtMiddleware:
             return self._answer(request, ref, record)
         if decision.action is Action.DROP:
             raise self._reporter.dropped(request, disallow_message(ref), origin=ref.key)
-        if (
-            self._can_park
-            and not meta.get(HANDED_BACK_META)
-            and engine_takes_requests_back(self.crawler.engine)
-            and not self._stopping()
-        ):
-            # Back to the engine: request_scheduled (listening from here on)
-            # parks it outside the downloader. It passed the duplicate filter
-            # once already. A request that never meets the scheduler
-            # (engine.download) comes straight back here and waits inline.
-            meta[HANDED_BACK_META] = True
-            if not request.dont_filter:
-                meta[OWN_DONT_FILTER_META] = True
-                request.dont_filter = True
-            self._room.expect(ref, request, record)
+        if self._hand_back(request, self._room, ref, record):
             if self._tdm_always:
                 self._tdm_prefetch(ref, request)
-            self._reporter.handed_back()
             return request
         return self._room.wait_inline(request, ref, record, self._judge)
+
+    def _hand_back(
+        self, request: Request, room: WaitingRoom, ref: OriginRef, record: PolicyRecord | None
+    ) -> bool:
+        """Hand ``request`` back to the engine to be parked in ``room``; False: it must wait
+        inline (handed back once already, no engine that takes requests back, stopping)."""
+        meta = request.meta
+        if (
+            not self._can_park
+            or meta.get(HANDED_BACK_META)
+            or not engine_takes_requests_back(self.crawler.engine)
+            or self._stopping()
+        ):
+            return False
+        # Back to the engine: request_scheduled (listening from here on) parks it
+        # outside the downloader. It passed the duplicate filter once already. A
+        # request that never meets the scheduler (engine.download) comes straight
+        # back here and waits inline.
+        meta[HANDED_BACK_META] = True
+        if not request.dont_filter:
+            meta[OWN_DONT_FILTER_META] = True
+            request.dont_filter = True
+        room.expect(ref, request, record)
+        self._reporter.handed_back()
+        return True
 
     # -- the spider's own robots.txt requests ------------------------------------
 

@@ -28,7 +28,7 @@ from scrapy.http import HtmlResponse
 
 from scrapy_googlerobots.htmlmeta import head_meta
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
-from scrapy_googlerobots.policy.tdm import tdm_applies
+from scrapy_googlerobots.policy.tdm import TDM_STORE_PREFIX, tdm_applies
 from scrapy_googlerobots.reporting.explain import RobotsDecision
 from scrapy_googlerobots.tdmrep import (
     META_NAMES,
@@ -114,7 +114,7 @@ class TdmGate:
             self._files.move_to_end(key)
             parsed = cached[1]
         else:
-            origin = key.removeprefix("tdmrep|")
+            origin = key.removeprefix(TDM_STORE_PREFIX)
             parsed = parse_tdmrep_json(record.body, url=_file_url(origin), max_size=self._max_size)
             if not parsed.valid:
                 self._reports.invalid_file(origin, parsed)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.utils.log import failure_to_exc_info
 
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
+from scrapy_googlerobots.policy.tdm import TDM_STORE_PREFIX, tdm_store_key
 from scrapy_googlerobots.reporting.explain import forbidden_by, tdm_forbidden
 from scrapy_googlerobots.reporting.reporter import debug_shown, logger
 
@@ -102,7 +103,7 @@ class TdmReports:
             "tdmrep.json of %(origin)s: %(reason)s%(via)s, %(what)s%(when)s; "
             "%(waiting)d waiting requests released",
             {
-                "origin": key.removeprefix("tdmrep|"),
+                "origin": key.removeprefix(TDM_STORE_PREFIX),
                 "reason": result.reason,
                 "via": f" via {result.redirects[-1]}" if result.redirects else "",
                 "what": what,
@@ -120,7 +121,7 @@ class TdmReports:
     def invalid_file(self, origin: str, parsed: TdmRepFile) -> None:
         """A ``tdmrep.json`` that is not a JSON array (first use of each fetched copy)."""
         self._inc_value("robotstxt/tdmrep/invalid")
-        self.summary.tdm_invalid(f"tdmrep|{origin}")
+        self.summary.tdm_invalid(tdm_store_key(origin))
         problem = next((d.message for d in parsed.diagnostics if d.severity == "error"), "")
         logger.info(
             "tdmrep.json %(url)s is not a valid TDMRep file (%(problem)s): "
