@@ -71,8 +71,10 @@ from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.misc import load_object
 from twisted.internet.defer import Deferred, fail, succeed
 
+from scrapy_googlerobots.crawl.evidence_trail import EvidenceReports, EvidenceTrail
 from scrapy_googlerobots.crawl.lifecycle import CloseWatch
 from scrapy_googlerobots.crawl.stock_parser import GoogleRobotParser
+from scrapy_googlerobots.evidence.recorder import EvidenceRecorder
 from scrapy_googlerobots.fetching.coordinator import FetchCoordinator, FetchReports
 from scrapy_googlerobots.fetching.fetcher import RobotsFetcher
 from scrapy_googlerobots.fetching.robots_copy import copy_response, request_fits
@@ -187,6 +189,8 @@ class GoogleRobotsTxtMiddleware:
         self._tdm = TdmGate(self._usage, self._tdm_reports, self.explain, max_size=config.max_size)
         self._tdm_always = self._tdm.always
         self._tdm_reports.on_file = self._tdm.file_of
+        # ROBOTSTXT_EVIDENCE: None when off (nothing recorded, nothing paid).
+        self._evidence = self._evidence_trail(crawler)
         # Origin key -> the OriginRef of its tdmrep.json record (key tdmrep|<origin key>).
         self._tdm_refs: dict[str, OriginRef] = {}
         # Parsed rules of records a shared store returns without them (the
@@ -220,6 +224,43 @@ class GoogleRobotsTxtMiddleware:
             if config.crawl_delay
             else None
         )
+
+    def _evidence_trail(self, crawler: Crawler) -> EvidenceTrail | None:
+        """The crawl's evidence (``ROBOTSTXT_EVIDENCE``); its hooks in place. None: off."""
+        config = self.config
+        recorded: dict[str, Any] = {
+            "max_size": config.max_size,
+            "page_directives": config.page_directives,
+        }
+        recorder = EvidenceRecorder.open(config.evidence, recorded)
+        if recorder is None:
+            return None
+        default_agent = config.default_user_agent
+
+        def user_agent_of(request: Request) -> str:
+            value = request.headers.get(b"User-Agent")
+            return value.decode("latin-1") if value else default_agent
+
+        trail = EvidenceTrail(
+            recorder,
+            store_get=self._store.get,
+            token_of=self._token,
+            user_agent_of=user_agent_of,
+            declared_of=self._usage.declared_of,
+            tdm_applies=self._tdm.applies,
+            explain=self.explain,
+            pages=reader_for(crawler, config) if config.page_directives else None,
+            settings=recorded,
+            stats=crawler.stats,
+            clock=self._clock,
+        )
+        self.process_request = trail.wrap_process_request(  # type: ignore[method-assign]
+            self.process_request, coroutine=PROCESS_REQUEST_IS_COROUTINE
+        )
+        self.process_response = trail.wrap_process_response(  # type: ignore[method-assign]
+            self.process_response
+        )
+        return trail
 
     def _parked_records(self) -> Records:
         """Parked requests kept in the shared store too, when there is one (SQLite, Redis)."""
@@ -270,6 +311,8 @@ class GoogleRobotsTxtMiddleware:
     ) -> _Room:
         """A waiting room of ``kind`` over the shared store, with its fetch coordinator."""
         crawler, config = self.crawler, self.config
+        if self._evidence is not None:
+            reports = EvidenceReports(reports, self._evidence, fetcher.FILE)
         room = kind(
             config=config,
             store=self._store,
@@ -822,6 +865,8 @@ class GoogleRobotsTxtMiddleware:
             raise DontCloseSpider
 
     def _on_spider_opened(self, **_: Any) -> None:
+        if self._evidence is not None:
+            self._evidence.start()
         # The moment requests can still go to the scheduler, at any close.
         call_before_scheduler_close(crawler_engine(self.crawler), self._close_watch.close)
         if isinstance(self._records, ParkedRecords):
@@ -869,6 +914,8 @@ class GoogleRobotsTxtMiddleware:
             self._reporter.crawl_summary()
         # Nothing is parked any more: the close handed every waiting request over or dropped it.
         self._store.close()
+        if self._evidence is not None:
+            self._evidence.close()
 
     def explain(self, request: Request) -> RobotsDecision | None:
         """Why robots.txt lets ``request`` through or not, by the copy this crawl holds,

@@ -31,7 +31,7 @@ def _pairs(headers: Headers) -> list[tuple[bytes, bytes]]:
 
 def exchange_of(
     file: str,
-    request: Request,
+    request: Request | None,
     response: Response | None,
     *,
     at: float,
@@ -46,17 +46,18 @@ def exchange_of(
     ``body``: the body as the crawl read it, when not ``response.body`` (inflated, cut).
     """
     sent = getattr(response, "request", None) or request
+    headers = _pairs(sent.headers) if sent is not None else []
+    method = sent.method if sent is not None else "GET"
     if response is None:
-        return Exchange(
-            file, request.url, at, _pairs(sent.headers), sent.method, error=error or "no response"
-        )
+        assert request is not None, "a failed exchange names its request"
+        return Exchange(file, request.url, at, headers, method, error=error or "no response")
     protocol = getattr(response, "protocol", None) or "HTTP/1.1"
     return Exchange(
         file,
         response.url,
         at,
-        _pairs(sent.headers),
-        sent.method,
+        headers,
+        method,
         status=response.status,
         response_headers=_pairs(response.headers),
         body=response.body if body is None else body,

@@ -21,10 +21,10 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections import OrderedDict
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scrapy_googlerobots import __version__
 from scrapy_googlerobots.evidence.files import run_id
 from scrapy_googlerobots.evidence.records import Decision, DecisionLog, PolicyRef
 from scrapy_googlerobots.evidence.warc import (
@@ -38,8 +38,6 @@ from scrapy_googlerobots.evidence.warc import (
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome, outcome_for_status
 
 if TYPE_CHECKING:
-    from scrapy.settings import BaseSettings
-
     from scrapy_googlerobots.policy.record import PolicyRecord
 
 __all__ = ["EVIDENCE_META", "SYNC_INTERVAL", "EvidenceRecorder"]
@@ -55,6 +53,15 @@ SYNC_INTERVAL = 5.0
 _MEMO_SIZE = 4_096
 
 
+def _software() -> str:
+    """``scrapy-googlerobots/<version>`` for the WARC files' ``warcinfo``."""
+    # (From the installed metadata: the package's root imports the crawl, which uses this.)
+    try:
+        return f"scrapy-googlerobots/{metadata.version('scrapy-googlerobots')}"
+    except metadata.PackageNotFoundError:
+        return "scrapy-googlerobots"
+
+
 class EvidenceRecorder:
     """Writes one process's evidence into ``directory`` (see the module doc)."""
 
@@ -65,7 +72,7 @@ class EvidenceRecorder:
         self.warc = WarcLog(
             directory,
             self.run,
-            software=f"scrapy-googlerobots/{__version__}",
+            software=_software(),
             settings=settings,
         )
         self.decisions = DecisionLog(directory, self.run)
@@ -75,14 +82,13 @@ class EvidenceRecorder:
         self._syncing = False
 
     @classmethod
-    def open(cls, settings: BaseSettings, recorded: dict[str, Any]) -> EvidenceRecorder | None:
-        """The recorder ``ROBOTSTXT_EVIDENCE`` asks for, or None when it is unset.
+    def open(cls, value: str | None, recorded: dict[str, Any]) -> EvidenceRecorder | None:
+        """The recorder ``ROBOTSTXT_EVIDENCE`` (``value``) asks for; None when it is unset.
 
         ``recorded``: the settings written into the WARC files' ``warcinfo``
         and each decision record's ``settings``. ValueError naming the setting
         when warcio is missing or the directory cannot be made.
         """
-        value = settings.get("ROBOTSTXT_EVIDENCE")
         if not value:
             return None
         missing = warcio_missing()
