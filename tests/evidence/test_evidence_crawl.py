@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -147,3 +149,51 @@ async def test_a_train_ai_crawl_leaves_evidence_that_verifies(
     assert stats["robotstxt/evidence/allowed"] == 2
     assert stats["robotstxt/evidence/forbidden"] == 7
     assert stats["robotstxt/evidence/bytes"] == sum(p.stat().st_size for p in tmp_path.iterdir())
+
+
+def test_off_the_middleware_has_no_evidence_hook(tmp_path: Path) -> None:
+    from scrapy.utils.test import get_crawler
+
+    from scrapy_googlerobots import GoogleRobotsTxtMiddleware
+
+    off = GoogleRobotsTxtMiddleware.from_crawler(
+        get_crawler(settings_dict={"ROBOTSTXT_OBEY": True})
+    )
+    assert off._evidence is None
+    # The very methods of the class: nothing wraps them, nothing is paid per request.
+    assert off.process_request.__func__ is GoogleRobotsTxtMiddleware.process_request
+    assert off.process_response.__func__ is GoogleRobotsTxtMiddleware.process_response
+    on = GoogleRobotsTxtMiddleware.from_crawler(
+        get_crawler(settings_dict={"ROBOTSTXT_OBEY": True, "ROBOTSTXT_EVIDENCE": str(tmp_path)})
+    )
+    assert on._evidence is not None
+    assert (
+        getattr(on.process_request, "__func__", None)
+        is not GoogleRobotsTxtMiddleware.process_request
+    )
+    assert list(tmp_path.iterdir()) == []  # files are made on their first record
+
+
+def test_without_warcio_the_crawl_stops_at_start_saying_so(tmp_path: Path) -> None:
+    # A Python where warcio cannot be imported (as when it is not installed).
+    script = (
+        "import sys; sys.modules['warcio'] = None\n"
+        "from scrapy.utils.test import get_crawler\n"
+        "from scrapy_googlerobots import GoogleRobotsTxtMiddleware\n"
+        "settings = {'ROBOTSTXT_OBEY': True, 'ROBOTSTXT_EVIDENCE': sys.argv[1]}\n"
+        "try:\n"
+        "    GoogleRobotsTxtMiddleware.from_crawler(get_crawler(settings_dict=settings))\n"
+        "except ValueError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "ev")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.strip() == (
+        "ROBOTSTXT_EVIDENCE needs warcio to write WARC files: "
+        "pip install 'scrapy-googlerobots[evidence]' (or pip install 'warcio>=1.7')"
+    )
+    assert not (tmp_path / "ev").exists()
