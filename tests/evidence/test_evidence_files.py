@@ -320,3 +320,46 @@ def test_verify_and_show_of_a_missing_directory_fail_with_one_line(
     assert main(["evidence", "verify", str(tmp_path / "none")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("googlerobots: error: ") and "is not a directory" in err
+
+
+def test_records_reach_the_file_at_once_and_the_disk_only_when_synced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from scrapy_googlerobots.evidence.recorder import EvidenceRecorder
+
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def counting_fsync(fd: int) -> None:
+        synced.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", counting_fsync)
+    recorder = EvidenceRecorder.open(str(tmp_path / "ev"), {"max_size": 500})
+    assert recorder is not None
+    crawl = Crawl(tmp_path)  # only for its decision shape
+    for number in range(100):
+        recorder.decided(
+            Decision(
+                url=f"https://a.test/{number}",
+                canonical=f"https://a.test/{number}",
+                verdict="allowed",
+                stage="request",
+                because="",
+                decided_by=robots_rule(0, None),
+                token="mybot",
+                user_agent="mybot",
+                use=(),
+                at=AT,
+                policies=tuple(crawl.policies),
+            )
+        )
+        # Each record is in the file as soon as it is made (a SIGKILL now loses nothing).
+        assert len(recorder.decisions.file.path.read_bytes().splitlines()) == number + 1
+    assert synced == []  # no disk flush per record
+    recorder.sync()
+    assert len(synced) == 1  # the WARC file is not made yet: one file to sync
+    recorder.close()
+    assert len(synced) == 2
