@@ -77,6 +77,7 @@ class EvidenceRecorder:
         )
         self.decisions = DecisionLog(directory, self.run)
         self._digests: OrderedDict[str, str | None] = OrderedDict()
+        self._refs: OrderedDict[tuple[str, float], PolicyRef] = OrderedDict()
         self._failures: OrderedDict[str, tuple[WarcRef, str, float]] = OrderedDict()
         self._loop: Any = None
         self._syncing = False
@@ -165,17 +166,24 @@ class EvidenceRecorder:
                 return PolicyRef(file, url, record.status, 0.0, "", None)
             ref, failed_url, at = failed
             return PolicyRef(file, failed_url, record.status, at, ref.record_id, ref.digest)
+        # Every decision names its origin's copies: one made per copy, then remembered.
+        memo = (store_key, record.fetched_at)
+        refs = self._refs
+        found = refs.get(memo)
+        if found is not None and found.url == url:
+            refs.move_to_end(memo)
+            return found
         record_id = policy_record_id(store_key, record.fetched_at)
         digests = self._digests
         if record_id in digests:
-            digests.move_to_end(record_id)
             digest = digests[record_id]
         else:
             # Another worker's fetch (a shared store) or an earlier run's: the body kept
             # is the recorded payload (a 4xx answer's body is not kept: unknown here).
             digest = payload_digest(record.body) if record.body is not None else None
-            self._remember(digests, record_id, digest)
-        return PolicyRef(file, url, record.status, record.fetched_at, record_id, digest)
+        found = PolicyRef(file, url, record.status, record.fetched_at, record_id, digest)
+        self._remember(refs, memo, found)
+        return found
 
     def decided(self, decision: Decision) -> str:
         """Write one decision record; its ID."""

@@ -58,9 +58,13 @@ class PolicyRef:
     digest: str | None
     """The response record's ``WARC-Payload-Digest``; None when not known here (a 4xx
     answer fetched by another worker, whose body the crawl does not keep)."""
+    _json: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        # Made once per copy (the recorder keeps its PolicyRefs), read by every decision.
+        if self._json is not None:
+            return self._json
+        data = {
             "file": self.file,
             "url": self.url,
             "status": self.status,
@@ -68,6 +72,8 @@ class PolicyRef:
             "warc_record_id": self.warc_record_id,
             "digest": self.digest,
         }
+        object.__setattr__(self, "_json", data)
+        return data
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,10 +26,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
@@ -79,8 +79,11 @@ def payload_digest(body: bytes) -> str:
 
 def warc_date(at: float) -> str:
     """``2026-11-28T10:15:02.123456Z`` (WARC/1.1 dates carry microseconds)."""
-    moment = datetime.fromtimestamp(at, timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    seconds = int(at // 1)
+    micros = round((at - seconds) * 1e6)
+    if micros == 1_000_000:
+        seconds, micros = seconds + 1, 0
+    return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(seconds))}.{micros:06d}Z"
 
 
 @dataclass(frozen=True, slots=True)
