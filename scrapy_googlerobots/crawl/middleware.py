@@ -248,7 +248,7 @@ class GoogleRobotsTxtMiddleware:
             user_agent_of=user_agent_of,
             declared_of=self._usage.declared_of,
             tdm_applies=self._tdm.applies,
-            explain=self.explain,
+            explain=self._robots_decision,
             pages=reader_for(crawler, config) if config.page_directives else None,
             settings=recorded,
             stats=crawler.stats,
@@ -929,6 +929,17 @@ class GoogleRobotsTxtMiddleware:
         past its lifetime; the next request of the origin refreshes it.
         """
         ref = self._origin_ref(request.url)
+        decision = self._robots_decision(request, ref)
+        if ref is None or decision is None:
+            return None
+        return self._with_tdm(request, ref, decision)
+
+    def _robots_decision(
+        self, request: Request, ref: OriginRef | None = _UNSEEN
+    ) -> RobotsDecision | None:
+        """:meth:`explain` without TDMRep's verdict (robots.txt's decision alone)."""
+        if ref is _UNSEEN:
+            ref = self._origin_ref(request.url)
         if ref is None:
             return None
         record = self._store.get(ref.key)
@@ -938,12 +949,8 @@ class GoogleRobotsTxtMiddleware:
         canonical = canonicalize_url(request.url)
         robots_url = ref.origin.robots_url
         if record.outcome is FetchOutcome.ALLOW_ALL:
-            decision = RobotsDecision(
-                canonical, robots_url, True, 0, None, "", token, has_rules=False
-            )
-        else:
-            decision = explain_rules(self._rules_of(record), canonical, token, robots_url)
-        return self._with_tdm(request, ref, decision)
+            return RobotsDecision(canonical, robots_url, True, 0, None, "", token, has_rules=False)
+        return explain_rules(self._rules_of(record), canonical, token, robots_url)
 
     def _with_tdm(
         self, request: Request, ref: OriginRef, decision: RobotsDecision
