@@ -35,12 +35,21 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import NamedTuple
 
 import idna
 
-__all__ = ["DEFAULT_PORTS", "Origin", "OriginRef", "ascii_host", "origin_of"]
+__all__ = [
+    "DEFAULT_PORTS",
+    "ROBOTS_TXT",
+    "FileKind",
+    "Origin",
+    "OriginRef",
+    "ascii_host",
+    "origin_of",
+]
 
 #: Schemes that have a robots.txt, with their default ports (SPEC B1).
 DEFAULT_PORTS: Mapping[str, int] = MappingProxyType({"http": 80, "https": 443, "ftp": 21})
@@ -183,3 +192,36 @@ class OriginRef:
     def __init__(self, origin: Origin) -> None:
         self.origin = origin
         self.key = origin.key
+
+
+_ROBOTS_PATH = "/robots.txt"
+
+
+@dataclass(frozen=True)
+class FileKind:
+    """What a policy file is, without a crawl: its name, stats and store prefixes, its path."""
+
+    name: str
+    """How log lines and reasons name it: ``"robots.txt"``, ``"tdmrep.json"``."""
+    stats: str
+    """Prefix of its fetch stats: ``"robotstxt/"``, ``"robotstxt/tdmrep/"``."""
+    store_prefix: str
+    """Prefix of its store keys before the origin key (``""`` for robots.txt)."""
+    path: str
+    """Its path on an origin: ``"/robots.txt"``, ``"/.well-known/tdmrep.json"``."""
+    schemes: frozenset[str] | None = None
+    """The URL schemes of origins that have one (None: every origin robots.txt knows)."""
+
+    def url_for(self, origin: Origin) -> str | None:
+        """Its URL for ``origin`` (default port omitted); None for an origin of another scheme."""
+        if self.schemes is not None and origin.scheme not in self.schemes:
+            return None
+        return origin.robots_url[: -len(_ROBOTS_PATH)] + self.path
+
+    def origin_key(self, key: str) -> str:
+        """The origin key of one of its store keys (``tdmrep|https://a:443`` -> ``https://a:443``)."""
+        return key.removeprefix(self.store_prefix)
+
+
+ROBOTS_TXT = FileKind("robots.txt", "robotstxt/", "", _ROBOTS_PATH)
+"""robots.txt: every origin has one, keyed by the origin key itself."""

@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from scrapy_googlerobots.policy.record import PolicyRecord
     from scrapy_googlerobots.reporting.explain import RobotsDecision
     from scrapy_googlerobots.reporting.summary import CrawlSummary
-    from scrapy_googlerobots.robotstxt import RobotsTxt
     from scrapy_googlerobots.tdmrep import TdmRepFile, TdmVerdict
 
 __all__ = ["TdmReports"]
@@ -45,9 +44,6 @@ class TdmReports:
         self._inc_value = crawler.stats.inc_value
         # Responses given tdm_reservation, not yet added to the stats (see flush_counts).
         self._responses = 0
-        self.on_file: Callable[[PolicyRecord], object] | None = None
-        """Called with each record a fetch stored with a file (the gate parses it now,
-        so an invalid file is reported at its fetch)."""
 
     @property
     def _extra(self) -> dict[str, Any]:
@@ -82,8 +78,6 @@ class TdmReports:
         """Count one fetch's outcome; DEBUG line (an unreachable file means "no file")."""
         self._inc_value(f"robotstxt/tdmrep/outcome/{result.outcome.value}")
         self.summary.tdm_fetched(key, result)
-        if result.outcome is FetchOutcome.RULES and self.on_file is not None:
-            self.on_file(record)
         if not debug_shown():
             return
         if result.outcome is FetchOutcome.UNREACHABLE:
@@ -112,11 +106,6 @@ class TdmReports:
             },
             extra=self._extra,
         )
-
-    async def robots_parsed(
-        self, record: PolicyRecord, rules: RobotsTxt, request: Request | None
-    ) -> None:
-        """Not sent for tdmrep.json (the coordinator skips it; here for the protocol)."""
 
     def invalid_file(self, origin: str, parsed: TdmRepFile) -> None:
         """A ``tdmrep.json`` that is not a JSON array (first use of each fetched copy)."""
