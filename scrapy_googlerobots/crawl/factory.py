@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from scrapy.dupefilters import RFPDupeFilter
 from scrapy.utils.misc import load_object
 
-from scrapy_googlerobots.crawl.lifecycle import CloseWatch
+from scrapy_googlerobots.crawl.lifecycle import CloseWatch, Lifecycle
 from scrapy_googlerobots.crawl.robots_file import RobotsTxtFile
 from scrapy_googlerobots.crawl.stock_parser import GoogleRobotParser
 from scrapy_googlerobots.fetching.coordinator import FetchCoordinator
@@ -27,6 +27,7 @@ from scrapy_googlerobots.optouts.page_directives import reader_for
 from scrapy_googlerobots.optouts.tdm_gate import TdmGate
 from scrapy_googlerobots.optouts.usage_gate import UsageGate
 from scrapy_googlerobots.pacing.crawl_delay import CrawlPacer, DelayLookup
+from scrapy_googlerobots.policy.origin import OriginMemo
 from scrapy_googlerobots.policy.record import FetchTimings, ParsedRulesCache
 from scrapy_googlerobots.reporting.explainer import Annotates, Explainer
 from scrapy_googlerobots.reporting.reporter import Reporter
@@ -35,7 +36,7 @@ from scrapy_googlerobots.runtime.agents import AgentTokens
 from scrapy_googlerobots.runtime.scrapy_compat import engine_is_running
 from scrapy_googlerobots.stores.factory import build_store
 from scrapy_googlerobots.stores.layered import LayeredPolicyStore
-from scrapy_googlerobots.waiting.file_step import FileStep
+from scrapy_googlerobots.waiting.file_step import FileStep, FileSteps
 from scrapy_googlerobots.waiting.handover import HandOver
 from scrapy_googlerobots.waiting.origin_state import OriginState
 from scrapy_googlerobots.waiting.parked_records import NO_RECORDS, ParkedRecords, Records
@@ -47,7 +48,6 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from scrapy_googlerobots.fetching.policy_file import PolicyFile
-    from scrapy_googlerobots.policy.origin import OriginRef
     from scrapy_googlerobots.reporting.explain import RobotsDecision
     from scrapy_googlerobots.runtime.config import RobotsConfig
     from scrapy_googlerobots.stores.base import PolicyStore
@@ -58,18 +58,12 @@ _PARSED_RULES_SIZE = 4_096
 
 
 class Shell(Protocol):
-    """What the parts call back in the middleware (its memo, its hooks)."""
+    """What the parts call back in the middleware (its hooks)."""
 
     crawler: Crawler
     DOWNLOAD_PRIORITY: int
 
     def explain(self, request: Request) -> RobotsDecision | None: ...
-
-    def _origin_ref(self, url: str) -> OriginRef | None: ...
-
-    def _token(self, request: Request) -> str: ...
-
-    def _shutdown(self) -> None: ...
 
     def _on_request_scheduled(self, request: Request, **_: Any) -> None: ...
 
@@ -86,6 +80,7 @@ class Parts:
     store: PolicyStore
     timings: FetchTimings
     reporter: Reporter
+    memo: OriginMemo
     rules: ParsedRulesCache
     agents: AgentTokens
     usage: UsageGate
@@ -96,9 +91,11 @@ class Parts:
     steps: Sequence[FileStep] = ()
     records: Records = NO_RECORDS
     handover: HandOver | None = None
+    chain: FileSteps | None = None
     server: RobotsServer | None = None
     explainer: Explainer | None = None
     pacer: CrawlPacer | None = None
+    lifecycle: Lifecycle | None = None
 
 
 def build(mw: Shell, config: RobotsConfig, clock: Callable[[], float]) -> Parts:
@@ -108,6 +105,7 @@ def build(mw: Shell, config: RobotsConfig, clock: Callable[[], float]) -> Parts:
     store = build_store(settings, crawler.stats, clock=clock)
     timings = _timings(config)
     reporter = Reporter(crawler, config, timings, GoogleRobotParser.from_robotstxt)
+    memo = OriginMemo(reporter.not_checked)
     rules = ParsedRulesCache(_PARSED_RULES_SIZE, config.max_size)
     agents = AgentTokens(
         config.user_agent, config.default_user_agent, lambda: {"spider": crawler.spider}
@@ -122,8 +120,8 @@ def build(mw: Shell, config: RobotsConfig, clock: Callable[[], float]) -> Parts:
         config,
         reporter,
         rules,
-        origin_ref=mw._origin_ref,
-        token=mw._token,
+        origin_ref=memo.ref,
+        token=agents.token,
         usage_judge=usage.judge,
     )
     # TDMRep: set up always (a request's meta may declare a use it covers), used
@@ -131,11 +129,16 @@ def build(mw: Shell, config: RobotsConfig, clock: Callable[[], float]) -> Parts:
     tdm_reports = TdmReports(crawler, reporter.summary)
     tdm = TdmGate(usage, tdm_reports, mw.explain, max_size=config.max_size)
     parking: Parking
-    close_watch = CloseWatch(lambda: crawler.engine, mw._shutdown, lambda: parking.busy)
+    handover: HandOver
+    # The spider has begun closing: no fetch starts, every wait ends, and the
+    # parked requests are handed over (HandOver).
+    close_watch = CloseWatch(
+        lambda: crawler.engine, lambda: handover.at_close(), lambda: parking.busy
+    )
     parking = Parking(
         crawler,
         reporter,
-        origin_ref=mw._origin_ref,
+        origin_ref=memo.ref,
         clock=clock,
         closing=lambda: close_watch.closing,
         stopping=close_watch.stopping,
@@ -143,7 +146,7 @@ def build(mw: Shell, config: RobotsConfig, clock: Callable[[], float]) -> Parts:
         handler=mw._on_request_scheduled,
     )
     parts = Parts(
-        crawler, config, clock, store, timings, reporter, rules, agents, usage, robots, tdm,
+        crawler, config, clock, store, timings, reporter, memo, rules, agents, usage, robots, tdm,
         close_watch, parking,
     )  # fmt: skip
     files = mw._policy_files(parts)
@@ -151,20 +154,33 @@ def build(mw: Shell, config: RobotsConfig, clock: Callable[[], float]) -> Parts:
     parts.records = parking.records = _parked_records(parts)
     for step in parts.steps:
         step.room.records = parts.records
-    parts.handover = HandOver(
+    handover = parts.handover = HandOver(
         crawler, [step.room for step in parts.steps], parts.records, reporter, store
     )
-    parts.server = RobotsServer(reporter, clock, settings.getint("DOWNLOAD_MAXSIZE"))
+    server = parts.server = RobotsServer(reporter, clock, settings.getint("DOWNLOAD_MAXSIZE"))
+    parts.chain = FileSteps(
+        parts.steps, lambda request, ref: server.answer(request, ref, store.get(ref.key))
+    )
     parts.explainer = Explainer(
         store.get,
         rules.rules_of,
-        mw._origin_ref,
-        mw._token,
+        memo.ref,
+        agents.token,
         [(step.refs.of, step.file) for step in parts.steps if isinstance(step.file, Annotates)],
     )
     if config.crawl_delay:  # opt-in: Google ignores Crawl-delay and Request-rate
-        lookup = _delay_lookup(parts, mw._origin_ref, mw._token)
+        lookup = _delay_lookup(parts)
         parts.pacer = CrawlPacer(crawler, reporter, lookup, maximum=config.crawl_delay_max)
+    parts.lifecycle = Lifecycle(
+        crawler,
+        close_watch=close_watch,
+        parking=parking,
+        records=parts.records,
+        reporter=reporter,
+        flush=[reporter.flush_counts, tdm.flush_counts],
+        store=store,
+        summary=config.summary,
+    )
     return parts
 
 
@@ -222,11 +238,10 @@ def _parked_records(parts: Parts) -> Records:
     )
 
 
-def _delay_lookup(
-    parts: Parts, origin_ref: Callable[[str], Any], token_of: Callable[[Request], str]
-) -> Callable[[Request], DelayLookup | None]:
+def _delay_lookup(parts: Parts) -> Callable[[Request], DelayLookup | None]:
     """For the pacer: a request's origin, the robots.txt copy in force, its delay."""
     get, rules_of = parts.store.get, parts.rules.rules_of
+    origin_ref, token_of = parts.memo.ref, parts.agents.token
 
     def lookup(request: Request) -> DelayLookup | None:
         ref = origin_ref(request.url)

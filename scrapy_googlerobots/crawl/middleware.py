@@ -30,11 +30,11 @@ in :meth:`process_response`.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from scrapy import Request, signals
-from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
+from scrapy import Request
+from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Response
 from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.defer import Deferred, fail, succeed
@@ -42,16 +42,11 @@ from twisted.internet.defer import Deferred, fail, succeed
 from scrapy_googlerobots.crawl.factory import build
 from scrapy_googlerobots.fetching.robots_serve import ROBOTS_PATH
 from scrapy_googlerobots.policy.canonical import canonicalize_url
-from scrapy_googlerobots.policy.origin import OriginRef, origin_of
 from scrapy_googlerobots.reporting.reporter import FORBIDDEN_MESSAGE
 from scrapy_googlerobots.runtime.config import RobotsConfig
 from scrapy_googlerobots.runtime.scrapy_compat import (
     PROCESS_REQUEST_IS_COROUTINE,
-    call_before_scheduler_close,
-    crawler_engine,
 )
-from scrapy_googlerobots.waiting.legacy_journal import take_up_legacy_journal
-from scrapy_googlerobots.waiting.parked_records import ParkedRecords
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -65,16 +60,8 @@ if TYPE_CHECKING:
 
 __all__ = ["FORBIDDEN_MESSAGE", "GoogleRobotsTxtMiddleware"]
 
-# Largest scheme://authority prefix remembered by the origin memo (longer
-# ones, e.g. huge data: URLs, are resolved each time instead of stored).
-_MEMO_KEY_MAX = 512
-# Entries of the origin memo (cleared when full): a few times the origins with
-# requests in flight, independent of how many origins the crawl meets.
-_MEMO_SIZE = 10_000
 _UNSEEN: Any = object()
 _NO_KEY = "\0"  # a meta key no request has: no later file is triggered by meta
-
-_Outcome = Request | Response | Coroutine[Any, Any, Request | Response | None] | None
 
 
 class GoogleRobotsTxtMiddleware:
@@ -93,10 +80,11 @@ class GoogleRobotsTxtMiddleware:
         self.crawler = crawler
         self.config = config
         self._clock: Callable[[], float] = clock or time.time
-        # scheme://authority prefix of a URL -> its origin (None: no robots.txt).
-        self._origins: dict[str, OriginRef | None] = {}
-        self._memo_size = _MEMO_SIZE
         parts = self._parts = build(self, config, self._clock)
+        # scheme://authority prefix of a URL -> its origin (None: no robots.txt).
+        self._origins = parts.memo.refs
+        self._resolve = parts.memo.resolve
+        self._origin_ref = parts.memo.ref
         self._store = parts.store
         self._store_get = parts.store.get
         self._reporter = parts.reporter
@@ -107,10 +95,8 @@ class GoogleRobotsTxtMiddleware:
         self._usage_judge = parts.usage.judge
         self._tdm = parts.tdm
         self._parking = parts.parking
-        self._records = parts.records
-        self._steps = parts.steps
-        self._close_watch = parts.close_watch
-        assert parts.server is not None and parts.explainer is not None
+        assert parts.chain and parts.server and parts.explainer, "built by build()"
+        self._run = parts.chain.run
         self._server = parts.server
         self._explainer = parts.explainer
         self._pacer = parts.pacer
@@ -120,10 +106,6 @@ class GoogleRobotsTxtMiddleware:
         keys = {file.trigger_meta for file in later if not file.always}
         self._later_always = any(file.always for file in later) or len(keys) > 1
         self._trigger = keys.pop() if len(keys) == 1 else _NO_KEY
-        manager = crawler.signals
-        manager.connect(self._on_spider_opened, signal=signals.spider_opened)
-        manager.connect(self._on_spider_idle, signal=signals.spider_idle)
-        manager.connect(self._on_spider_closed, signal=signals.spider_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -144,11 +126,7 @@ class GoogleRobotsTxtMiddleware:
         if meta.get("dont_obey_robotstxt"):
             return None
         url = request.url
-        # The memo key: the URL up to the first "/" from index 8, which always
-        # holds the whole scheme://authority of an http(s)/ftp URL (the
-        # authority starts at index 6 to 8 and has no "/"), so equal keys mean
-        # equal origins. Other schemes map to None whatever the key holds.
-        # (_origin_ref, inlined: this is the hot path.)
+        # The origin memo (policy.origin.OriginMemo.ref), inlined: this is the hot path.
         cut = url.find("/", 8)
         ref = self._origins.get(url if cut < 0 else url[:cut], _UNSEEN)
         if ref is _UNSEEN:
@@ -176,9 +154,9 @@ class GoogleRobotsTxtMiddleware:
                     return served
             if not self._later_always and self._trigger not in meta:
                 return None
-            outcome = self._run(request, ref, 1)
+            outcome = self._run(request, ref, 1)  # the later files' steps
         else:
-            outcome = self._run(request, ref, 0)
+            outcome = self._run(request, ref, 0)  # every file's step, robots.txt's first
         if outcome is None or isinstance(outcome, (Request, Response)):
             return outcome
         return await outcome
@@ -204,64 +182,6 @@ class GoogleRobotsTxtMiddleware:
         _process_request_async if PROCESS_REQUEST_IS_COROUTINE else _process_request_deferred
     )
 
-    def _run(self, request: Request, ref: OriginRef, start: int) -> _Outcome:
-        """Each file's step from the ``start``-th on: a refusal raises, a hand-back or the
-        robots.txt copy is returned, an inline wait resumes the steps when it ends."""
-        steps = self._steps
-        for index in range(start, len(steps)):
-            outcome = steps[index].check(request, ref)
-            if outcome is None:
-                served = self._passed(request, ref, index)
-                if served is not None:
-                    return served
-            elif isinstance(outcome, Request):
-                return outcome
-            else:
-                return self._resume(outcome, request, ref, index)
-        return None
-
-    def _passed(self, request: Request, ref: OriginRef, index: int) -> Response | None:
-        """The ``index``-th file let ``request`` through: after robots.txt's step (the
-        first), the copy for the spider's own request of it."""
-        if index:
-            return None
-        return self._server.answer(request, ref, self._store_get(ref.key))
-
-    async def _resume(
-        self, wait: Coroutine[Any, Any, None], request: Request, ref: OriginRef, index: int
-    ) -> Request | Response | None:
-        await wait
-        outcome = self._passed(request, ref, index) or self._run(request, ref, index + 1)
-        if outcome is None or isinstance(outcome, (Request, Response)):
-            return outcome
-        return await outcome
-
-    def _origin_ref(self, url: str) -> OriginRef | None:
-        """The origin of ``url`` through the memo (the coroutine hot path inlines this)."""
-        cut = url.find("/", 8)
-        ref = self._origins.get(url if cut < 0 else url[:cut], _UNSEEN)
-        return self._resolve(url, cut) if ref is _UNSEEN else ref  # type: ignore[no-any-return]
-
-    def _resolve(self, url: str, cut: int) -> OriginRef | None:
-        prefix = url if cut < 0 else url[:cut]
-        try:
-            origin = origin_of(url)
-        except ValueError as exc:
-            # The download fails on its own; there is no robots.txt to ask.
-            self._reporter.not_checked(url, exc)
-            origin = None
-        ref = None if origin is None else OriginRef(origin)
-        if len(prefix) <= _MEMO_KEY_MAX:
-            if len(self._origins) >= self._memo_size:
-                self._origins.clear()
-            self._origins[prefix] = ref
-        return ref
-
-    def _token(self, request: Request) -> str:
-        """The product token ``request`` is judged for (the hot path inlines this)."""
-        token = self._fixed_token
-        return self._agents.of(request) if token is None else token
-
     def process_response(
         self, request: Request, response: Response, spider: Spider | None = None
     ) -> Response:
@@ -273,46 +193,8 @@ class GoogleRobotsTxtMiddleware:
             return self._tdm.response(request, response)
         return response
 
-    # -- signals -----------------------------------------------------------------
-
     def _on_request_scheduled(self, request: Request, **_: Any) -> None:
         self._parking.on_request_scheduled(request)
-
-    def _on_spider_idle(self, **_: Any) -> None:
-        if self._close_watch.closing:
-            return
-        if self._parking.busy:
-            raise DontCloseSpider
-        # About to close: take over what stopped workers handed over since the
-        # last beat, rather than leave it for the next crawl.
-        if isinstance(self._records, ParkedRecords) and self._records.adopt_now():
-            raise DontCloseSpider
-
-    def _on_spider_opened(self, **_: Any) -> None:
-        # The moment requests can still go to the scheduler, at any close.
-        call_before_scheduler_close(crawler_engine(self.crawler), self._close_watch.close)
-        if isinstance(self._records, ParkedRecords):
-            self._records.start()
-        jobdir, spider = self.crawler.settings.get("JOBDIR"), self.crawler.spider
-        if jobdir and spider is not None:
-            # Upgrade path from 0.1.0 (its JOBDIR/robotstxt.parked journal); goes with it.
-            take_up_legacy_journal(jobdir, spider, self.crawler.stats, self._parking.adopt)
-
-    def _shutdown(self) -> None:
-        """The spider has begun closing: no fetch starts, every wait ends, and the parked
-        requests are handed over (:class:`~scrapy_googlerobots.waiting.handover.HandOver`)."""
-        assert self._parts.handover is not None
-        self._parts.handover.at_close()
-
-    def _on_spider_closed(self, **_: Any) -> None:
-        self._close_watch.close()
-        self._reporter.flush_counts()
-        self._tdm.flush_counts()
-        self._parking.unlisten(closing=True)
-        if self.config.summary:
-            self._reporter.crawl_summary()
-        # Nothing is parked any more: the close handed every waiting request over or dropped it.
-        self._store.close()
 
     # -- what the crawl knows ------------------------------------------------------
 

@@ -114,7 +114,6 @@ class RobotsFetcher:
         self.kind = kind
         self._priority = priority
         self._stats = crawler.stats
-        self._prefix = kind.stats
         # robots.txt downloads in flight, and those whose body is counted as it
         # arrives: headers_received is connected only while there is one of
         # the first, bytes_received while there is one of the second (a
@@ -131,9 +130,9 @@ class RobotsFetcher:
         return url
 
     def _inc(self, stat: str) -> None:
-        """Count one fetch event: ``redirect/hops`` is ``robotstxt/redirect/hops`` for
-        robots.txt, under the file's own prefix for another."""
-        self._stats.inc_value(self._prefix + stat)
+        """Count one fetch event, named as robots.txt's (``robotstxt/redirect/hops``): under
+        the file's own prefix for another file (:meth:`FileKind.stat`)."""
+        self._stats.inc_value(self.kind.stat(stat))
 
     def start(self, origin: Origin) -> Download:
         """Start downloading ``origin``'s robots.txt now; :meth:`fetch` takes it from there."""
@@ -164,7 +163,7 @@ class RobotsFetcher:
                 return FetchResult(
                     FetchOutcome.ALLOW_ALL, problem, response=response, redirects=redirects
                 )
-            self._inc("redirect/hops")
+            self._inc("robotstxt/redirect/hops")
             seen.add(target)
             redirects.append(target)
             url = target
@@ -172,10 +171,10 @@ class RobotsFetcher:
     def _unfollowable(self, target: str, seen: set[str], hops: int) -> str | None:
         """Why the redirect to ``target`` is not followed (outcome "as 404"), or None."""
         if hops >= self.config.max_redirects:
-            self._inc("redirect/too_many")
+            self._inc("robotstxt/redirect/too_many")
             return f"more than {self.config.max_redirects} redirects"
         if target in seen:
-            self._inc("redirect/loop")
+            self._inc("robotstxt/redirect/loop")
             return f"redirect loop back to {target}"
         try:
             followable = origin_of(target) is not None
@@ -228,7 +227,7 @@ class RobotsFetcher:
             return self._from_response(stop.response, limit.body(), limit)
         except IgnoreRequest as exc:
             # Scrapy's meaning: a middleware chose not to fetch robots.txt.
-            self._inc("request_ignored")
+            self._inc("robotstxt/request_ignored")
             return FetchResult(
                 FetchOutcome.ALLOW_ALL,
                 f"request ignored ({exc or type(exc).__name__})",
@@ -253,13 +252,13 @@ class RobotsFetcher:
         return self._from_response(response, body, limit)
 
     def _from_response(self, response: Response, body: bytes, limit: BodyLimit) -> FetchResult:
-        self._inc("response_count")
-        self._inc(f"response_status_count/{response.status}")
+        self._inc("robotstxt/response_count")
+        self._inc(f"robotstxt/response_status_count/{response.status}")
         outcome = outcome_for_status(response.status)
         truncated = limit.truncated
         if outcome is FetchOutcome.RULES:
             if limit.unsupported is not None:
-                self._inc("unsupported_encoding")
+                self._inc("robotstxt/unsupported_encoding")
                 logger.warning(
                     "%(file)s %(url)s came in an encoding it was not asked for (%(encoding)s); "
                     "read as empty",
@@ -269,7 +268,7 @@ class RobotsFetcher:
             if len(body) > self.config.max_size:
                 body, truncated = body[: self.config.max_size], True
             if truncated:
-                self._inc("truncated")
+                self._inc("robotstxt/truncated")
                 logger.info(
                     "%(file)s %(url)s is larger than ROBOTSTXT_MAX_SIZE (%(max)d bytes); "
                     "only its first %(max)d bytes are used",
@@ -289,7 +288,7 @@ class RobotsFetcher:
         )
 
     def _failed(self, url: str, exc: BaseException) -> FetchResult:
-        self._inc(f"exception_count/{type(exc)}")
+        self._inc(f"robotstxt/exception_count/{type(exc)}")
         return FetchResult(
             FetchOutcome.UNREACHABLE, f"{type(exc).__name__}: {exc}".rstrip(": "), exception=exc
         )

@@ -101,7 +101,8 @@ class TdmGate:
         self.always = tdm_applies(usage.declared)
         """The crawl declares a use TDMRep covers (``ROBOTSTXT_USAGE``)."""
         self._declared_of = usage.declared_of
-        self.reports = self._reports = reports
+        self._reports = reports
+        self.reports = reports.fetches
         self._explain = explain
         self._max_size = max_size
         self.seen = False

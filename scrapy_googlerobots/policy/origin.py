@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import NamedTuple
@@ -46,6 +46,7 @@ __all__ = [
     "ROBOTS_TXT",
     "FileKind",
     "Origin",
+    "OriginMemo",
     "OriginRef",
     "ascii_host",
     "origin_of",
@@ -194,6 +195,54 @@ class OriginRef:
         self.key = origin.key
 
 
+# Largest scheme://authority prefix remembered by the origin memo (longer
+# ones, e.g. huge data: URLs, are resolved each time instead of stored).
+_MEMO_KEY_MAX = 512
+# Entries of the origin memo (cleared when full): a few times the origins with
+# requests in flight, independent of how many origins the crawl meets.
+_MEMO_SIZE = 10_000
+_UNSEEN: object = object()
+
+
+class OriginMemo:
+    """The origin of a URL, remembered by its ``scheme://authority`` prefix.
+
+    The prefix is the URL up to the first "/" from index 8, which always holds
+    the whole scheme://authority of an http(s)/ftp URL (the authority starts at
+    index 6 to 8 and has no "/"), so equal prefixes mean equal origins; other
+    schemes map to None whatever the prefix holds. The middleware's hot path
+    reads :attr:`refs` itself. ``not_checked(url, error)``: a URL whose origin
+    is invalid (its download fails on its own; there is no robots.txt to ask).
+    """
+
+    __slots__ = ("_not_checked", "refs")
+
+    def __init__(self, not_checked: Callable[[str, ValueError], None]) -> None:
+        self.refs: dict[str, OriginRef | None] = {}
+        self._not_checked = not_checked
+
+    def ref(self, url: str) -> OriginRef | None:
+        """The origin of ``url`` (None: no robots.txt, e.g. ``data:``)."""
+        cut = url.find("/", 8)
+        ref = self.refs.get(url if cut < 0 else url[:cut], _UNSEEN)
+        return self.resolve(url, cut) if ref is _UNSEEN else ref  # type: ignore[return-value]
+
+    def resolve(self, url: str, cut: int) -> OriginRef | None:
+        """The origin of ``url`` (``cut``: the index its prefix ends at), remembered."""
+        prefix = url if cut < 0 else url[:cut]
+        try:
+            origin = origin_of(url)
+        except ValueError as exc:
+            self._not_checked(url, exc)
+            origin = None
+        ref = None if origin is None else OriginRef(origin)
+        if len(prefix) <= _MEMO_KEY_MAX:
+            if len(self.refs) >= _MEMO_SIZE:
+                self.refs.clear()
+            self.refs[prefix] = ref
+        return ref
+
+
 _ROBOTS_PATH = "/robots.txt"
 
 
@@ -217,6 +266,11 @@ class FileKind:
         if self.schemes is not None and origin.scheme not in self.schemes:
             return None
         return origin.robots_url[: -len(_ROBOTS_PATH)] + self.path
+
+    def stat(self, name: str) -> str:
+        """Its name of the fetch stat robots.txt's is ``name``: ``robotstxt/request_count`` ->
+        ``robotstxt/tdmrep/request_count`` for tdmrep.json (the same name for robots.txt)."""
+        return self.stats + name.removeprefix("robotstxt/")
 
     def origin_key(self, key: str) -> str:
         """The origin key of one of its store keys (``tdmrep|https://a:443`` -> ``https://a:443``)."""

@@ -18,22 +18,25 @@ never asks which file it handles.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
+
+from scrapy import Request
+from scrapy.http import Response
 
 from scrapy_googlerobots.fetching.policy_file import FileRefs
 from scrapy_googlerobots.policy.decision import Action, is_the_copy_waited_for
 from scrapy_googlerobots.waiting.waiting_room import disallow_message
 
 if TYPE_CHECKING:
-    from scrapy import Request
-
     from scrapy_googlerobots.fetching.policy_file import PolicyFile
     from scrapy_googlerobots.policy.origin import OriginRef
     from scrapy_googlerobots.policy.record import PolicyRecord
     from scrapy_googlerobots.waiting.waiting_room import WaitingRoom
 
-__all__ = ["FileStep"]
+__all__ = ["FileStep", "FileSteps"]
+
+_Outcome = Request | Response | Coroutine[Any, Any, Request | Response | None] | None
 
 
 class FileStep:
@@ -73,18 +76,19 @@ class FileStep:
         fref = self.refs.of(ref)
         if fref is None:
             return None
+        record = self._get(fref.key)
+        if record is not None and self._clock() < record.expires_at:
+            file.judge(request, record)  # a fresh copy: judged by it, whatever came before
+            return None
         meta = request.meta
         reason = meta.get(file.gave_up_meta)
         if reason:
             file.gave_up(request, reason)
             return None
-        record = self._get(fref.key)
-        now = self._clock()
-        if (record is not None and now < record.expires_at) or is_the_copy_waited_for(
-            meta.pop(file.released_meta, None), record
-        ):
+        if is_the_copy_waited_for(meta.pop(file.released_meta, None), record):
             file.judge(request, record)
             return None
+        now = self._clock()
         room = self.room
         decision = room.decide(record, now)
         if decision.action is Action.APPLY:
@@ -142,3 +146,49 @@ class FileStep:
         record = self._get(fref.key)
         if self.room.decide(record, self._clock()).fetch:
             self.room.refresh(fref, request, record)
+
+
+class FileSteps:
+    """Every file's step, in the order a request meets them (robots.txt first).
+
+    ``after_first(request, ref)``: what follows when the first file lets a
+    request through (the robots.txt copy for the spider's own request of it),
+    a response that answers it, or None.
+    """
+
+    __slots__ = ("_after_first", "steps")
+
+    def __init__(
+        self,
+        steps: Sequence[FileStep],
+        after_first: Callable[[Request, OriginRef], Response | None],
+    ) -> None:
+        self.steps = steps
+        self._after_first = after_first
+
+    def run(self, request: Request, ref: OriginRef, start: int = 0) -> _Outcome:
+        """Each file's step from the ``start``-th on: a refusal raises, a hand-back or an
+        answer is returned, an inline wait (a coroutine) resumes the steps when it ends."""
+        steps = self.steps
+        for index in range(start, len(steps)):
+            outcome = steps[index].check(request, ref)
+            if outcome is None:
+                answer = None if index else self._after_first(request, ref)
+                if answer is not None:
+                    return answer
+            elif isinstance(outcome, Request):
+                return outcome
+            else:
+                return self._resume(outcome, request, ref, index)
+        return None
+
+    async def _resume(
+        self, wait: Coroutine[Any, Any, None], request: Request, ref: OriginRef, index: int
+    ) -> Request | Response | None:
+        await wait
+        outcome = (None if index else self._after_first(request, ref)) or self.run(
+            request, ref, index + 1
+        )
+        if outcome is None or isinstance(outcome, (Request, Response)):
+            return outcome
+        return await outcome
