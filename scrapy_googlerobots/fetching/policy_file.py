@@ -2,7 +2,7 @@
 
 robots.txt and ``/.well-known/tdmrep.json`` are the two instances the crawl
 ships (:class:`~scrapy_googlerobots.crawl.robots_file.RobotsTxtFile`,
-:class:`~scrapy_googlerobots.optouts.tdm_gate.TdmRepPolicyFile`). The store,
+:class:`~scrapy_googlerobots.optouts.tdm_gate.TdmGate`). The store,
 the fetch coordinator, the waiting rooms, the hand-over, adoption,
 ``explain()`` and the crawl shell handle any :class:`PolicyFile` the same
 way: nothing outside a file's own definition tests which file it is.
@@ -16,9 +16,12 @@ A file says
 - what a request does from a record (:meth:`PolicyFile.decide`), how it is
   judged by one (:meth:`PolicyFile.judge`) and what its expired wait means
   (:meth:`PolicyFile.gave_up`);
-- what follows a fetch that stored a record (:meth:`PolicyFile.fetched`: the
-  one place a fetch's raw result and record are both known) and how it reports
-  fetches (``reports``).
+- what follows a fetch that stored a record (:meth:`PolicyFile.fetched`) and
+  how it reports fetches (``reports``).
+
+Adding a file: its parser in a core folder, one Scrapy-side module defining
+its :class:`FileKind` and :class:`PolicyFile`, listed in the middleware's
+``_policy_files`` (docs/internals.rst, "Per-origin policy files").
 """
 
 from __future__ import annotations
