@@ -1,7 +1,10 @@
 """What the middleware tells the user: log lines, ``robotstxt/`` stats, ``robots_parsed``.
 
 One :class:`Reporter` per crawler. The other units decide; this one words and
-counts their decisions, so every log line and stat name lives here.
+counts their decisions: the per-request lines and stats, and robots.txt's
+fetches (counted as any policy file's, :mod:`~.file_reports`). Units that count
+their own machinery count it where it happens (download events in
+``fetching/fetcher.py``, parked records in ``waiting/``, the stores' health).
 """
 
 from __future__ import annotations
