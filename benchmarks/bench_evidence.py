@@ -111,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         off = build(origins, None)
         on = build(origins, folder / "requests")
-        assert off._evidence is None and on._evidence is not None
+        assert off._parts.evidence is None and on._parts.evidence is not None
         spider = off.crawler.spider
         call_off, call_on = caller(off, spider), caller(on, spider)
 
@@ -157,7 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
 
         # Per origin: a fetch of each file handed over as the crawl hands it.
-        trail = on._evidence
+        trail = on._parts.evidence
         fetches = []
         for index, (base, body) in enumerate(origins):
             origin = origin_of(base + "/")
@@ -220,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{decisions.bytes / decisions.records:.0f} bytes each "
             f"({decisions.bytes / decisions.records * 1000 / 1e6:.2f} MB per 1,000 pages)"
         )
-        on._evidence.close()
+        trail.close()
         print(json.dumps({"request_off_us": best_off, "request_on_us": best_on}))
     finally:
         shutil.rmtree(folder, ignore_errors=True)

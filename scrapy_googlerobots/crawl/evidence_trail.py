@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import IgnoreRequest
@@ -34,7 +34,6 @@ from scrapy_googlerobots.evidence.warc import policy_record_id
 from scrapy_googlerobots.policy.canonical import canonicalize_url
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.origin import origin_of
-from scrapy_googlerobots.policy.tdm import tdm_store_key
 from scrapy_googlerobots.reporting.explain import RobotsDecision, forbidden_by
 
 if TYPE_CHECKING:
@@ -42,21 +41,18 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from twisted.python.failure import Failure
 
-    from scrapy_googlerobots.fetching.coordinator import FetchReports
     from scrapy_googlerobots.fetching.fetcher import FetchResult
     from scrapy_googlerobots.optouts.page_directives import PageReader
+    from scrapy_googlerobots.policy.origin import FileKind
     from scrapy_googlerobots.policy.record import PolicyRecord
-    from scrapy_googlerobots.robotstxt import RobotsTxt
 
-__all__ = ["EVIDENCE_META", "EvidenceReports", "EvidenceTrail"]
+__all__ = ["EVIDENCE_META", "EvidenceTrail"]
 
 logger = logging.getLogger(__name__)
 
 _TDM_META = "tdm_reservation"
 _PREFERENCES_META = "usage_preferences"
-_ROBOTS_PATH = "/robots.txt"
 _ROBOTS_SOURCES = frozenset({"robots.txt", "robots.txt usage rule", "robots.txt unreachable"})
-_TDMREP_PATH = "/.well-known/tdmrep.json"
 
 
 class EvidenceTrail:
@@ -66,6 +62,7 @@ class EvidenceTrail:
         self,
         recorder: EvidenceRecorder,
         *,
+        files: Sequence[tuple[FileKind, Callable[[Request], bool]]],
         store_get: Callable[[str], PolicyRecord | None],
         token_of: Callable[[Request], str],
         user_agent_of: Callable[[Request], str],
@@ -78,6 +75,9 @@ class EvidenceTrail:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.recorder = recorder
+        # The crawl's policy files in the order a request meets them (robots.txt first),
+        # each with what tells whether a request needs it.
+        self._files = files
         self._store_get = store_get
         self._token_of = token_of
         self._user_agent_of = user_agent_of
@@ -91,7 +91,7 @@ class EvidenceTrail:
 
     # -- the crawl's hooks -----------------------------------------------------------
 
-    def start(self) -> None:
+    def start(self, **_: Any) -> None:
         """The spider opened: say where the evidence goes; sync it on a schedule."""
         recorder = self.recorder
         recorder.start()
@@ -100,7 +100,7 @@ class EvidenceTrail:
             {"directory": recorder.directory, "run": recorder.run},
         )
 
-    def close(self) -> None:
+    def close(self, **_: Any) -> None:
         """The spider closed: sync and close the files; their counts in the stats and log."""
         recorder = self.recorder
         recorder.close()
@@ -277,7 +277,7 @@ class EvidenceTrail:
             use, tdm = (), False
         # robots.txt decides first: a request it refuses was never judged by tdmrep.json.
         past_robots = response is not None or decided.get("source") not in _ROBOTS_SOURCES
-        policies = self._policies(request.url, tdm and past_robots)
+        policies = self._policies(request, past_robots)
         settings = {**self._settings, "tdm_checked": tdm}
         decision = Decision(
             url=request.url,
@@ -298,26 +298,34 @@ class EvidenceTrail:
         request.meta[EVIDENCE_META] = self.recorder.decided(decision)
         self._stats.inc_value(f"robotstxt/evidence/{verdict}")
 
-    def _policies(self, url: str, tdm: bool) -> tuple[PolicyRef, ...]:
-        """The policy files the decision on ``url`` was judged by (``tdm``: its
-        ``tdmrep.json`` too)."""
-        origin = _origin(url)
+    def _policies(self, request: Request, past_robots: bool) -> tuple[PolicyRef, ...]:
+        """The policy files the decision on ``request`` was judged by: robots.txt, and the
+        later files it needs once robots.txt let it through (``past_robots``)."""
+        origin = _origin(request.url)
         if origin is None:
             return ()
         refs = []
-        robots_url: str = origin.robots_url
-        robots = self._store_get(origin.key)
-        if robots is not None:
-            refs.append(self.recorder.policy_ref("robots.txt", origin.key, robots_url, robots))
-        if tdm:
-            key = tdm_store_key(origin.key)
+        for index, (kind, needs) in enumerate(self._files):
+            if index:
+                if not past_robots:
+                    break
+                try:
+                    if not needs(request):
+                        continue
+                except ValueError:
+                    continue
+            url = kind.url_for(origin)
+            if url is None:
+                continue
+            key = kind.store_prefix + origin.key
             record = self._store_get(key)
-            if record is not None:
-                tdm_url = robots_url[: -len(_ROBOTS_PATH)] + _TDMREP_PATH
-                ref = self.recorder.policy_ref("tdmrep.json", key, tdm_url, record)
-                # Unreachable with no failure known here: no file, as the crawl read it.
-                if ref.warc_record_id:
-                    refs.append(ref)
+            if record is None:
+                continue
+            ref = self.recorder.policy_ref(kind.name, key, url, record)
+            # A later file never had (no answer known here): no file, as the crawl read it.
+            if index and not ref.warc_record_id:
+                continue
+            refs.append(ref)
         return tuple(refs)
 
 
@@ -365,39 +373,3 @@ def _decided_by(decision: RobotsDecision) -> tuple[dict[str, Any], str]:
     if not decision.has_rules:
         decided["has_rules"] = False
     return decided, because
-
-
-class EvidenceReports:
-    """A policy file's fetch reports, each fetch handed to the evidence as well."""
-
-    def __init__(self, inner: FetchReports, trail: EvidenceTrail, file: str) -> None:
-        self._inner = inner
-        self._trail = trail
-        self._file = file
-
-    def fetch_started(self) -> None:
-        self._inner.fetch_started()
-
-    def lease_wait(self) -> None:
-        self._inner.lease_wait()
-
-    def fetch_bug(self, failure: Failure, key: str) -> None:
-        self._inner.fetch_bug(failure, key)
-
-    def fetched(
-        self,
-        key: str,
-        result: FetchResult,
-        record: PolicyRecord,
-        previous: PolicyRecord | None,
-        *,
-        waiting: int,
-        now: float,
-    ) -> None:
-        self._trail.fetched(self._file, key, result, record)
-        self._inner.fetched(key, result, record, previous, waiting=waiting, now=now)
-
-    async def robots_parsed(
-        self, record: PolicyRecord, rules: RobotsTxt, request: Request | None
-    ) -> None:
-        await self._inner.robots_parsed(record, rules, request)

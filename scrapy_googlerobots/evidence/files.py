@@ -27,11 +27,12 @@ def run_id(now: float | None = None) -> str:
 class AppendFile:
     """A file of ``directory`` created on the first record (never over an existing one)."""
 
-    __slots__ = ("_fd", "bytes", "path", "records")
+    __slots__ = ("_fd", "_made", "bytes", "path", "records")
 
     def __init__(self, directory: Path, name: str) -> None:
         self.path = directory / name
         self._fd: int | None = None
+        self._made = False
         self.records = 0
         self.bytes = 0
 
@@ -39,11 +40,16 @@ class AppendFile:
         """Hand one whole record to the operating system (no disk sync)."""
         fd = self._fd
         if fd is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            # O_EXCL: a name taken (another process, an earlier run) is never overwritten.
-            fd = self._fd = os.open(
-                self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644
-            )
+            if self._made:
+                # A record after the close (a request refused as the crawl stops): our file.
+                fd = self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            else:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                # O_EXCL: a name taken (another process, an earlier run) is never overwritten.
+                fd = self._fd = os.open(
+                    self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644
+                )
+                self._made = True
         view = memoryview(data)
         while view:
             written = os.write(fd, view)
@@ -66,4 +72,5 @@ class AppendFile:
 
     @property
     def opened(self) -> bool:
-        return self._fd is not None
+        """Whether the file is made (its first record written)."""
+        return self._made

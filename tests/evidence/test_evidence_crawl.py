@@ -159,14 +159,14 @@ def test_off_the_middleware_has_no_evidence_hook(tmp_path: Path) -> None:
     off = GoogleRobotsTxtMiddleware.from_crawler(
         get_crawler(settings_dict={"ROBOTSTXT_OBEY": True})
     )
-    assert off._evidence is None
+    assert off._parts.evidence is None
     # The very methods of the class: nothing wraps them, nothing is paid per request.
     assert off.process_request.__func__ is GoogleRobotsTxtMiddleware.process_request
     assert off.process_response.__func__ is GoogleRobotsTxtMiddleware.process_response
     on = GoogleRobotsTxtMiddleware.from_crawler(
         get_crawler(settings_dict={"ROBOTSTXT_OBEY": True, "ROBOTSTXT_EVIDENCE": str(tmp_path)})
     )
-    assert on._evidence is not None
+    assert on._parts.evidence is not None
     assert (
         getattr(on.process_request, "__func__", None)
         is not GoogleRobotsTxtMiddleware.process_request
