@@ -264,8 +264,7 @@ def test_usage_setting_values(value: object, expected: tuple[str, ...]) -> None:
         ),
         pytest.param(
             {"ROBOTSTXT_EVIDENCE": True},
-            "ROBOTSTXT_EVIDENCE must be the path of a directory for the crawl's evidence, "
-            "got True",
+            "ROBOTSTXT_EVIDENCE must be the path of a directory for the crawl's evidence, got True",
             id="evidence_not_a_path",
         ),
     ],
