@@ -2,8 +2,8 @@
 
 When the spider begins closing (Ctrl-C, ``CLOSESPIDER_*``, ``crawler.stop()``),
 no fetch starts and every wait ends; :meth:`HandOver.at_close` then moves each
-parked request of both waiting rooms (robots.txt's, tdmrep.json's) on, so that
-it is crawled or judged later exactly once:
+parked request of every waiting room (one per policy file) on, so that
+it is crawled or judged later exactly once (whichever policy file it waits for):
 
 - recorded in the shared store (SQLite, Redis; the default store with
   ``JOBDIR``): it stays there, and this worker's lease on it is released, so
@@ -26,7 +26,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from scrapy_googlerobots.policy.tdm import TDM_STORE_PREFIX
 from scrapy_googlerobots.runtime.scrapy_compat import crawler_engine
 from scrapy_googlerobots.waiting.origin_state import Parked, clear_bookkeeping
 from scrapy_googlerobots.waiting.parked_records import ParkedRecords, Records, serialize_request
@@ -34,6 +33,7 @@ from scrapy_googlerobots.waiting.parked_records import ParkedRecords, Records, s
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
+    from scrapy_googlerobots.policy.origin import FileKind
     from scrapy_googlerobots.reporting.reporter import Reporter
     from scrapy_googlerobots.stores.base import PolicyStore
     from scrapy_googlerobots.waiting.waiting_room import WaitingRoom
@@ -65,23 +65,23 @@ class HandOver:
     def at_close(self) -> None:
         """The spider has begun closing: fetch leases released, parked requests moved on."""
         leases = sum(room.fetches.release_leases() for room in self.rooms if room.fetches)
-        entries = [entry for room in self.rooms for entry in room.shutdown()]
+        entries = [
+            (room.file.kind, key, entry) for room in self.rooms for key, entry in room.shutdown()
+        ]
         kept = requeued = 0
-        dropped: list[tuple[str, Parked]] = []
+        dropped: list[tuple[FileKind, str, Parked]] = []
         engine = crawler_engine(self.crawler)
-        for key, entry in entries:
+        for kind, key, entry in entries:
             if entry.rid is not None:
                 kept += 1
             elif self._requeue(engine, entry):
                 requeued += 1
             else:
-                dropped.append((key, entry))
+                dropped.append((kind, key, entry))
         if isinstance(self.records, ParkedRecords):
             self.records.stop()
-        for key, entry in dropped:
-            what = "tdmrep.json" if key.startswith(TDM_STORE_PREFIX) else "robots.txt"
-            origin = key.removeprefix(TDM_STORE_PREFIX)
-            reason = f"{what} of {origin} not known yet: the spider is closing"
+        for kind, key, entry in dropped:
+            reason = f"{kind.name} of {kind.origin_key(key)} not known yet: the spider is closing"
             self.reporter.errback_dropped(entry.request, reason, key)
         self.reporter.handed_over(kept, requeued, store=self.store, fetch_leases=leases)
         if dropped:
