@@ -83,9 +83,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Command", "OriginCheck", "UrlVerdict"]
 
-# The logger keeps the name it had before the package was split by concern
-# (issue 25), so log lines and users' filters on it stay as they were.
-logger = logging.getLogger("scrapy_googlerobots.integration.robots_command")
+logger = logging.getLogger(__name__)
 
 # ExecutionEngine.close_spider_async (2.14+) replaced close_spider(spider, reason).
 _CLOSE_SPIDER_ASYNC = inspect.iscoroutinefunction(

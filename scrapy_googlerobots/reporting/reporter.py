@@ -42,8 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FORBIDDEN_MESSAGE", "Reporter"]
 
-# The middleware's log lines carry this logger's name (users filter on it).
-logger = logging.getLogger("scrapy_googlerobots.integration.middleware")
+logger = logging.getLogger(__name__)
 
 
 def debug_shown() -> bool:

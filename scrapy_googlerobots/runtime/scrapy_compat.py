@@ -53,9 +53,7 @@ __all__ = [
 ]
 
 
-# The logger keeps the name it had before the package was split by concern
-# (issue 25), so log lines and users' filters on it stay as they were.
-logger = logging.getLogger("scrapy_googlerobots.integration.scrapy_compat")
+logger = logging.getLogger(__name__)
 
 
 def _version(text: str) -> tuple[int, ...]:

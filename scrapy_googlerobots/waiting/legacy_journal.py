@@ -35,9 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = ["LEGACY_JOURNAL_NAME", "MIGRATED_STAT", "take_up_legacy_journal"]
 
-# The logger keeps the name it had before the package was split by concern
-# (issue 25), so log lines and users' filters on it stay as they were.
-logger = logging.getLogger("scrapy_googlerobots.integration.legacy_journal")
+logger = logging.getLogger(__name__)
 
 LEGACY_JOURNAL_NAME = "robotstxt.parked"
 """The 0.1.0 journal's file name inside ``JOBDIR``."""

@@ -44,9 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = ["NO_RECORDS", "ParkedRecords", "Records", "deserialize_request", "serialize_request"]
 
-# The logger keeps the name it had before the package was split by concern
-# (issue 25), so log lines and users' filters on it stay as they were.
-logger = logging.getLogger("scrapy_googlerobots.integration.parked_records")
+logger = logging.getLogger(__name__)
 
 
 def serialize_request(request: Request, spider: Spider) -> bytes:
