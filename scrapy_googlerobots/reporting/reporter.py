@@ -12,7 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import IgnoreRequest
-from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.log import failure_to_exc_info
 from twisted.python.failure import Failure
 
@@ -26,6 +26,7 @@ from scrapy_googlerobots.reporting.explain import (
     usage_forbidden,
 )
 from scrapy_googlerobots.reporting.summary import CrawlSummary
+from scrapy_googlerobots.runtime.scrapy_compat import send_signal
 from scrapy_googlerobots.runtime.signals import robots_parsed
 
 if TYPE_CHECKING:
@@ -493,16 +494,7 @@ class Reporter:
         Scrapy 2.18+, :data:`scrapy_googlerobots.signals.robots_parsed` (the same object
         there) on every version."""
         parser = self.robot_parser(rules)
-        manager = self.crawler.signals
-        send_async = getattr(manager, "send_catch_log_async", None)
-        if send_async is not None:
-            await send_async(signal=robots_parsed, robotparser=parser, request=request)
-        else:  # Scrapy < 2.14: handlers may return Deferreds
-            await maybe_deferred_to_future(
-                manager.send_catch_log_deferred(
-                    signal=robots_parsed, robotparser=parser, request=request
-                )
-            )
+        await send_signal(self.crawler.signals, robots_parsed, robotparser=parser, request=request)
 
 
 async def _drain_async(output: Any) -> None:

@@ -27,6 +27,7 @@ import scrapy
 from scrapy.core.downloader import Slot
 from scrapy.core.engine import ExecutionEngine
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
+from scrapy.signalmanager import SignalManager
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
@@ -49,6 +50,7 @@ __all__ = [
     "engine_is_running",
     "engine_takes_requests_back",
     "limit_slot_jitter",
+    "send_signal",
     "slot_jitter",
 ]
 
@@ -80,6 +82,11 @@ ENGINE_HAS_DOWNLOAD_ASYNC: bool = inspect.iscoroutinefunction(
 _SLOT_HAS_JITTER: bool = "jitter" in inspect.signature(Slot).parameters
 """``Slot.jitter`` exists (Scrapy 2.19, ``DOWNLOAD_DELAY_JITTER``); before, ``randomize_delay``."""
 
+_SIGNALS_HAVE_SEND_ASYNC: bool = inspect.iscoroutinefunction(
+    getattr(SignalManager, "send_catch_log_async", None)
+)
+"""``SignalManager.send_catch_log_async`` exists (Scrapy >= 2.14), else the Deferred one."""
+
 REQUEST_SCHEDULED_CAN_DROP: bool = SCRAPY_VERSION >= (2, 11, 2)
 """A ``request_scheduled`` handler may drop a request by raising ``IgnoreRequest`` (2.11.2+)."""
 
@@ -93,6 +100,16 @@ def engine_download(engine: Any, request: Request) -> Awaitable[Response]:
     if ENGINE_HAS_DOWNLOAD_ASYNC:
         return engine.download_async(request)  # type: ignore[no-any-return]
     return maybe_deferred_to_future(engine.download(request))  # type: ignore[no-any-return]
+
+
+async def send_signal(manager: Any, signal: object, **kwargs: Any) -> None:
+    """Send ``signal`` through the crawler's signal ``manager`` as Scrapy sends its own:
+    every receiver called, asynchronous ones (coroutines, Deferreds) awaited, and
+    their errors caught and logged."""
+    if _SIGNALS_HAVE_SEND_ASYNC:
+        await manager.send_catch_log_async(signal=signal, **kwargs)
+    else:  # Scrapy < 2.14: receivers may return Deferreds (or coroutines, wrapped)
+        await maybe_deferred_to_future(manager.send_catch_log_deferred(signal=signal, **kwargs))
 
 
 def engine_is_running(engine: Any) -> bool:
