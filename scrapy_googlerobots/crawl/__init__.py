@@ -1,7 +1,8 @@
 """Scrapy side, top floor: the crawl shell that Scrapy loads.
 
 The downloader middleware (``middleware``), the add-on (``addon``), noticing
-that the spider closes (``lifecycle``) and the ``ROBOTSTXT_PARSER`` adapter for
-the stock middleware (``stock_parser``). May import every folder below it;
+that the spider closes (``lifecycle``), the ``ROBOTSTXT_PARSER`` adapter for
+the stock middleware (``stock_parser``) and what stands in for the middleware
+when a setting cannot work (``bad_setting``). May import every folder below it;
 only ``commands`` imports it.
 """

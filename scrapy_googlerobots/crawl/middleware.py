@@ -71,6 +71,7 @@ from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.misc import load_object
 from twisted.internet.defer import Deferred, fail, succeed
 
+from scrapy_googlerobots.crawl.bad_setting import RefuseEverything
 from scrapy_googlerobots.crawl.lifecycle import CloseWatch
 from scrapy_googlerobots.crawl.stock_parser import GoogleRobotParser
 from scrapy_googlerobots.fetching.coordinator import FetchCoordinator, FetchReports
@@ -344,7 +345,13 @@ class GoogleRobotsTxtMiddleware:
             )
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler) -> Self:
+    def from_crawler(cls, crawler: Crawler) -> Self | RefuseEverything:
+        try:
+            RobotsConfig.from_settings(crawler.settings)
+        except ValueError as exc:  # a ROBOTSTXT_* setting that cannot work: one clear line
+            if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
+                raise NotConfigured from None
+            return RefuseEverything(crawler, str(exc))
         return cls(crawler)
 
     # -- the hot path ------------------------------------------------------

@@ -183,7 +183,10 @@ class PageDirectivesMiddleware:
     """
 
     def __init__(self, crawler: Crawler) -> None:
-        config = RobotsConfig.from_settings(crawler.settings)
+        try:
+            config = RobotsConfig.from_settings(crawler.settings)
+        except ValueError as exc:  # the robots.txt middleware reports it, and crawls nothing
+            raise NotConfigured(str(exc)) from None
         if not config.obey or not config.page_directives:
             raise NotConfigured
         self.crawler = crawler

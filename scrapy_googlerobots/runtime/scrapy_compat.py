@@ -28,7 +28,7 @@ from scrapy.core.downloader import Slot
 from scrapy.core.engine import ExecutionEngine
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.signalmanager import SignalManager
-from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
 if TYPE_CHECKING:
@@ -43,6 +43,7 @@ __all__ = [
     "REQUEST_SCHEDULED_CAN_DROP",
     "SCRAPY_VERSION",
     "call_before_scheduler_close",
+    "close_spider",
     "crawler_engine",
     "downloader_slot",
     "engine_download",
@@ -82,6 +83,11 @@ ENGINE_HAS_DOWNLOAD_ASYNC: bool = inspect.iscoroutinefunction(
 _SLOT_HAS_JITTER: bool = "jitter" in inspect.signature(Slot).parameters
 """``Slot.jitter`` exists (Scrapy 2.19, ``DOWNLOAD_DELAY_JITTER``); before, ``randomize_delay``."""
 
+_ENGINE_HAS_CLOSE_SPIDER_ASYNC: bool = inspect.iscoroutinefunction(
+    getattr(ExecutionEngine, "close_spider_async", None)
+)
+"""``ExecutionEngine.close_spider_async`` (Scrapy >= 2.14), else ``close_spider(spider, why)``."""
+
 _SIGNALS_HAVE_SEND_ASYNC: bool = inspect.iscoroutinefunction(
     getattr(SignalManager, "send_catch_log_async", None)
 )
@@ -110,6 +116,14 @@ async def send_signal(manager: Any, signal: object, **kwargs: Any) -> None:
         await manager.send_catch_log_async(signal=signal, **kwargs)
     else:  # Scrapy < 2.14: receivers may return Deferreds (or coroutines, wrapped)
         await maybe_deferred_to_future(manager.send_catch_log_deferred(signal=signal, **kwargs))
+
+
+def close_spider(engine: Any, spider: Any, reason: str) -> None:
+    """Begin closing ``spider`` with the finish reason ``reason``, with this Scrapy's API."""
+    if _ENGINE_HAS_CLOSE_SPIDER_ASYNC:
+        deferred_from_coro(engine.close_spider_async(reason=reason))
+    else:
+        engine.close_spider(spider, reason)
 
 
 def engine_is_running(engine: Any) -> bool:

@@ -93,8 +93,9 @@ def test_not_configured(settings: dict[str, Any]) -> None:
         middleware(**settings)
 
 
-def test_bad_setting_fails_at_start() -> None:
-    with pytest.raises(ValueError, match="ROBOTSTXT_PAGE_NOINDEX_ITEMS"):
+def test_bad_setting_disables_it_with_the_reason() -> None:
+    # The robots.txt middleware reports it as an ERROR and crawls nothing.
+    with pytest.raises(NotConfigured, match="ROBOTSTXT_PAGE_NOINDEX_ITEMS"):
         middleware(ROBOTSTXT_PAGE_NOINDEX_ITEMS="maybe")
 
 
