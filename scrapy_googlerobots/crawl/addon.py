@@ -1,4 +1,4 @@
-"""Scrapy add-on (Scrapy >= 2.10): ``ADDONS = {"scrapy_googlerobots.Addon": 0}``.
+"""Scrapy add-on (Scrapy >= 2.11, as the package): ``ADDONS = {"scrapy_googlerobots.Addon": 0}``.
 
 It turns ``ROBOTSTXT_OBEY`` on at ``"addon"`` priority (a value the user set
 in the project, a spider or the command line wins) and puts

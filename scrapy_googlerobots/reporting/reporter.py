@@ -28,6 +28,7 @@ from scrapy_googlerobots.reporting.explain import (
 from scrapy_googlerobots.reporting.summary import CrawlSummary
 from scrapy_googlerobots.runtime.scrapy_compat import send_signal
 from scrapy_googlerobots.runtime.signals import robots_parsed
+from scrapy_googlerobots.runtime.wording import counted
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -309,8 +310,8 @@ class Reporter:
 
     def closing_dropped(self, count: int) -> None:
         logger.info(
-            "Spider closing: dropped %(count)d requests that were waiting for robots.txt",
-            {"count": count},
+            "Spider closing: dropped %(requests)s waiting for robots.txt",
+            {"requests": counted(count, "request that was", "requests that were")},
             extra=self._extra,
         )
 
@@ -334,9 +335,11 @@ class Reporter:
         if requeued:
             where.append(f"{requeued} put back into the scheduler, which keeps its queue")
         logger.info(
-            "Spider closing: handed over %(count)d requests that were waiting for robots.txt: "
-            "%(where)s",
-            {"count": kept + requeued, "where": "; ".join(where)},
+            "Spider closing: handed over %(requests)s waiting for robots.txt: %(where)s",
+            {
+                "requests": counted(kept + requeued, "request that was", "requests that were"),
+                "where": "; ".join(where),
+            },
             extra=self._extra,
         )
 
@@ -390,7 +393,7 @@ class Reporter:
             "reason": result.reason,
             "next": (record.retry_at or 0.0) - now,
             "failures": record.failures,
-            "waiting": waiting,
+            "waiting": counted(waiting, "request waits", "requests wait"),
         }
         if _is_unexpected(result.exception):
             logger.error(
@@ -422,12 +425,12 @@ class Reporter:
         if previous is not None and previous.unreachable_since is not None:
             logger.info(
                 "robots.txt of %(origin)s is reachable again after %(outage).0f s "
-                "(%(reason)s); %(waiting)d waiting requests released",
+                "(%(reason)s); %(waiting)s released",
                 {
                     "origin": key,
                     "outage": record.fetched_at - previous.unreachable_since,
                     "reason": result.reason,
-                    "waiting": waiting,
+                    "waiting": counted(waiting, "waiting request"),
                 },
                 extra=self._extra,
             )
@@ -477,7 +480,7 @@ class Reporter:
         if self.config.unreachable == "disallow":
             what = "its requests are dropped"
         else:
-            what = "%(waiting)d requests wait for it"
+            what = "%(waiting)s for it"
         logger.log(
             logging.WARNING if record.failures == 1 else logging.INFO,
             "robots.txt of %(origin)s unreachable (%(reason)s, attempt %(failures)d): "

@@ -17,6 +17,7 @@ from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.tdm import TDM_STORE_PREFIX, tdm_store_key
 from scrapy_googlerobots.reporting.explain import forbidden_by, tdm_forbidden
 from scrapy_googlerobots.reporting.reporter import debug_shown, logger
+from scrapy_googlerobots.runtime.wording import counted
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -100,15 +101,14 @@ class TdmReports:
             what = "no tdmrep.json (TDM reservation unset)"
             when = f", fresh for {record.expires_at - record.fetched_at:.0f} s"
         logger.debug(
-            "tdmrep.json of %(origin)s: %(reason)s%(via)s, %(what)s%(when)s; "
-            "%(waiting)d waiting requests released",
+            "tdmrep.json of %(origin)s: %(reason)s%(via)s, %(what)s%(when)s; %(waiting)s released",
             {
                 "origin": key.removeprefix(TDM_STORE_PREFIX),
                 "reason": result.reason,
                 "via": f" via {result.redirects[-1]}" if result.redirects else "",
                 "what": what,
                 "when": when,
-                "waiting": waiting,
+                "waiting": counted(waiting, "waiting request"),
             },
             extra=self._extra,
         )

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.utils.request import request_from_dict
 
 from scrapy_googlerobots.runtime.timers import Timer
+from scrapy_googlerobots.runtime.wording import counted
 from scrapy_googlerobots.waiting.origin_state import OWN_DONT_FILTER_META, clear_bookkeeping
 
 if TYPE_CHECKING:
@@ -190,10 +191,17 @@ class ParkedRecords:
         if lost:
             self.stats.inc_value("robotstxt/parked/taken_over", lost)
             logger.warning(
-                "%(count)d requests that waited for robots.txt here were adopted by another "
-                "worker meanwhile (this worker's lease on them lapsed: it was stalled for more "
-                "than ROBOTSTXT_PARKED_LEASE_TTL = %(ttl)g s); that worker crawls them",
-                {"count": lost, "ttl": self.ttl},
+                "%(requests)s adopted by another worker meanwhile (this worker's lease on them "
+                "lapsed: it was stalled for more than ROBOTSTXT_PARKED_LEASE_TTL = %(ttl)g s); "
+                "that worker crawls them",
+                {
+                    "requests": counted(
+                        lost,
+                        "request that waited for robots.txt here was",
+                        "requests that waited for robots.txt here were",
+                    ),
+                    "ttl": self.ttl,
+                },
                 extra={"spider": self._spider()},
             )
         return kept
@@ -247,9 +255,9 @@ class ParkedRecords:
         if adopted:
             self.stats.inc_value("robotstxt/parked/adopted", adopted)
             logger.info(
-                "Adopted %(count)d requests that a stopped or dead worker left waiting for "
+                "Adopted %(requests)s that a stopped or dead worker left waiting for "
                 "robots.txt in %(store)s",
-                {"count": adopted, "store": self.store.description},
+                {"requests": counted(adopted, "request"), "store": self.store.description},
                 extra={"spider": spider},
             )
         return adopted
