@@ -39,6 +39,7 @@ from scrapy.http import Response
 from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.defer import Deferred, fail, succeed
 
+from scrapy_googlerobots.crawl.bad_setting import RefuseEverything
 from scrapy_googlerobots.crawl.factory import build
 from scrapy_googlerobots.fetching.robots_serve import ROBOTS_PATH
 from scrapy_googlerobots.policy.canonical import canonicalize_url
@@ -116,7 +117,13 @@ class GoogleRobotsTxtMiddleware:
             )
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler) -> Self:
+    def from_crawler(cls, crawler: Crawler) -> Self | RefuseEverything:
+        try:
+            RobotsConfig.from_settings(crawler.settings)
+        except ValueError as exc:  # a ROBOTSTXT_* setting that cannot work: one clear line
+            if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
+                raise NotConfigured from None
+            return RefuseEverything(crawler, str(exc))
         return cls(crawler)
 
     def _policy_files(self, parts: Parts) -> list[PolicyFile]:

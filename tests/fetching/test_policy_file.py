@@ -113,7 +113,6 @@ class _Clock:
 
 def test_the_server_answers_the_spiders_robots_request_from_a_whole_fresh_copy() -> None:
     crawler = get_crawler(settings_dict={"ROBOTSTXT_OBEY": True})
-    crawler.stats.open_spider(None)
     config = RobotsConfig.from_settings(crawler.settings)
     reporter = Reporter(crawler, config, TIMINGS, GoogleRobotParser.from_robotstxt)
     clock = _Clock(100.0)
