@@ -41,6 +41,7 @@ from twisted.internet.defer import Deferred, fail, succeed
 
 from scrapy_googlerobots.crawl.bad_setting import RefuseEverything
 from scrapy_googlerobots.crawl.factory import build
+from scrapy_googlerobots.evidence.recorder import check_evidence
 from scrapy_googlerobots.fetching.robots_serve import ROBOTS_PATH
 from scrapy_googlerobots.policy.canonical import canonicalize_url
 from scrapy_googlerobots.reporting.reporter import FORBIDDEN_MESSAGE
@@ -119,7 +120,9 @@ class GoogleRobotsTxtMiddleware:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self | RefuseEverything:
         try:
-            RobotsConfig.from_settings(crawler.settings)
+            config = RobotsConfig.from_settings(crawler.settings)
+            if config.obey and config.evidence:
+                check_evidence(config.evidence)  # warcio installed, the directory made
         except ValueError as exc:  # a ROBOTSTXT_* setting that cannot work: one clear line
             if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
                 raise NotConfigured from None

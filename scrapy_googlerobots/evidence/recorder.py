@@ -40,7 +40,7 @@ from scrapy_googlerobots.policy.fetch_policy import FetchOutcome, outcome_for_st
 if TYPE_CHECKING:
     from scrapy_googlerobots.policy.record import PolicyRecord
 
-__all__ = ["EVIDENCE_META", "SYNC_INTERVAL", "EvidenceRecorder"]
+__all__ = ["EVIDENCE_META", "SYNC_INTERVAL", "EvidenceRecorder", "check_evidence"]
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +60,22 @@ def _software() -> str:
         return f"scrapy-googlerobots/{metadata.version('scrapy-googlerobots')}"
     except metadata.PackageNotFoundError:
         return "scrapy-googlerobots"
+
+
+def check_evidence(value: str) -> Path:
+    """The directory ``ROBOTSTXT_EVIDENCE`` names, made if missing; ValueError naming the
+    setting and the fix when warcio is missing or the directory cannot be made."""
+    missing = warcio_missing()
+    if missing is not None:
+        raise ValueError(missing)
+    directory = Path(str(value)).expanduser()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(
+            f"ROBOTSTXT_EVIDENCE: cannot make the directory {directory}: {exc}"
+        ) from None
+    return directory
 
 
 class EvidenceRecorder:
@@ -92,17 +108,7 @@ class EvidenceRecorder:
         """
         if not value:
             return None
-        missing = warcio_missing()
-        if missing is not None:
-            raise ValueError(missing)
-        directory = Path(str(value)).expanduser()
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ValueError(
-                f"ROBOTSTXT_EVIDENCE: cannot make the directory {directory}: {exc}"
-            ) from None
-        return cls(directory, recorded)
+        return cls(check_evidence(value), recorded)
 
     # -- the schedule ---------------------------------------------------------
 

@@ -175,16 +175,15 @@ def test_off_the_middleware_has_no_evidence_hook(tmp_path: Path) -> None:
 
 
 def test_without_warcio_the_crawl_stops_at_start_saying_so(tmp_path: Path) -> None:
-    # A Python where warcio cannot be imported (as when it is not installed).
+    # A Python where warcio cannot be imported (as when it is not installed): the
+    # middleware stands a refuse-everything one in its place, after one clear line.
     script = (
         "import sys; sys.modules['warcio'] = None\n"
         "from scrapy.utils.test import get_crawler\n"
         "from scrapy_googlerobots import GoogleRobotsTxtMiddleware\n"
         "settings = {'ROBOTSTXT_OBEY': True, 'ROBOTSTXT_EVIDENCE': sys.argv[1]}\n"
-        "try:\n"
-        "    GoogleRobotsTxtMiddleware.from_crawler(get_crawler(settings_dict=settings))\n"
-        "except ValueError as exc:\n"
-        "    print(exc)\n"
+        "mw = GoogleRobotsTxtMiddleware.from_crawler(get_crawler(settings_dict=settings))\n"
+        "print(type(mw).__name__, mw.problem)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", script, str(tmp_path / "ev")],
@@ -193,7 +192,8 @@ def test_without_warcio_the_crawl_stops_at_start_saying_so(tmp_path: Path) -> No
         timeout=60,
     )
     assert done.stdout.strip() == (
-        "ROBOTSTXT_EVIDENCE needs warcio to write WARC files: "
+        "RefuseEverything ROBOTSTXT_EVIDENCE needs warcio to write WARC files: "
         "pip install 'scrapy-googlerobots[evidence]' (or pip install 'warcio>=1.7')"
     )
+    assert "Traceback" not in done.stderr
     assert not (tmp_path / "ev").exists()
