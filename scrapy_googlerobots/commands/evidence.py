@@ -103,7 +103,8 @@ def _show(entry: DecisionEntry, evidence: Evidence, out: IO[str]) -> None:
         if warc is None:
             print(f"             not in the evidence: {policy.get('warc_record_id')}", file=out)
             continue
-        print(f"             {warc.warc} {warc.record_id}", file=out)
+        moved = f"  (answered at {warc.url})" if warc.url != policy.get("url") else ""
+        print(f"             {warc.warc} {warc.record_id}{moved}", file=out)
         line = _line(warc, decided, policy)
         if line is not None:
             print(f"             line {decided.get('line')} as recorded: {line}", file=out)

@@ -363,3 +363,16 @@ def test_records_reach_the_file_at_once_and_the_disk_only_when_synced(
     assert len(synced) == 1  # the WARC file is not made yet: one file to sync
     recorder.close()
     assert len(synced) == 2
+
+
+def test_a_body_edited_with_its_digest_still_fails_against_the_decisions(
+    evidence_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (path,) = evidence_dir.glob("*.warc.gz")
+    edited = ROBOTS.replace(b"Disallow: /private/", b"Disallow: /privatX/")
+    _rewrite(path, ROBOTS, edited)
+    _rewrite(path, payload_digest(ROBOTS).encode(), payload_digest(edited).encode())
+    assert main(["evidence", "verify", str(evidence_dir)]) == 1
+    out = capsys.readouterr().out
+    assert "is not the one it was judged by (recorded digest " + payload_digest(ROBOTS) in out
+    assert "the body does not match" not in out
