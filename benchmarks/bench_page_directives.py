@@ -23,6 +23,15 @@ Per response: the best of ``--repeat`` passes over ``--responses`` responses,
 sync (``process_spider_output``, Scrapy < 2.13 with sync callbacks) and async
 (``process_spider_output_async``, what Scrapy 2.13+ always calls).
 
+``--scan`` (issue 33) times the head reader itself,
+:func:`~scrapy_googlerobots.htmlmeta.head_meta`, on the page without meta, a
+WordPress (Yoast) head, and pages whose head is 1.5, 7.5 and 15 MB (inline
+CSS then a robots meta: Google reads the first 15 MB), microseconds per call.
+
+Before/after a change, on the same machine in one run: run the script once per
+tree, e.g. ``PYTHONPATH=../base python benchmarks/bench_page_directives.py``
+then without ``PYTHONPATH`` (the script only uses APIs both trees have).
+
 Run from the repository root: ``python benchmarks/bench_page_directives.py``.
 """
 
@@ -85,6 +94,54 @@ def pages() -> dict[str, Callable[[Request], Response]]:
         "html, nofollow meta": html(REAL_HEAD.replace(b"<title>", nofollow + b"<title>")),
         "header noindex": html(REAL_HEAD, {"X-Robots-Tag": "noindex"}),
     }
+
+
+WORDPRESS_HEAD = (
+    b'<!DOCTYPE html>\n<html lang="en-US">\n<head>\n<meta charset="UTF-8">\n'
+    b'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+    b"<!-- This site is optimized with the Yoast SEO plugin v22.4 -->\n"
+    b"<title>Hello world! - My Blog</title>\n"
+    b'<meta name="robots" content="index, follow, max-image-preview:large" />\n'
+    b'<link rel="canonical" href="https://example.com/hello-world/" />\n'
+    + b'<meta property="og:title" content="Hello world!" />\n' * 8
+    + b'<script type="application/ld+json">{"@graph":['
+    + b'{"@type":"Thing"},' * 40
+    + b"{}]}</script>\n"
+    + b"<style id='global-styles-inline-css'>"
+    + b"body{--wp--preset--color--black:#000}" * 60
+    + b"</style>\n"
+    + b'<link rel="stylesheet" href="/wp-includes/css/dist/block-library/style.min.css" />\n' * 12
+    + b'<script>window._wpemojiSettings = {};</script>\n</head>\n<body class="post">'
+)
+
+
+def scan_pages() -> dict[str, bytes]:
+    rule = b".c{color:red;margin:0 auto}\n"
+    pages = {
+        "no meta": PLAIN_HEAD + BODY,
+        "wordpress head": WORDPRESS_HEAD + BODY * 20,
+    }
+    for megabytes in (1.5, 7.5, 15.0):
+        css = rule * int(megabytes * 1_000_000 / len(rule))
+        pages[f"{megabytes:g} MB head"] = (
+            b"<head><style>" + css + b'</style><meta name="robots" content="noindex"></head>'
+        )
+    return pages
+
+
+def measure_scan(args: argparse.Namespace) -> None:
+    from scrapy_googlerobots.htmlmeta import head_meta
+
+    print("head_meta(body): microseconds per call, best of --repeat")
+    for name, body in scan_pages().items():
+        calls = max(1, min(2_000, 5_000_000 // len(body)))
+        best = float("inf")
+        for _ in range(args.repeat):
+            start = time.perf_counter()
+            for _ in range(calls):
+                found = head_meta(body, lambda n: n == "robots", len(body))
+            best = min(best, (time.perf_counter() - start) / calls)
+        print(f"  {name:<16}{len(body):>11,} bytes {best * 1e6:>12.1f} us  {found}")
 
 
 def build() -> tuple[PageDirectivesMiddleware, DepthMiddleware]:
@@ -181,7 +238,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--responses", type=int, default=2_000)
     parser.add_argument("--outputs", type=int, default=10)
     parser.add_argument("--repeat", type=int, default=7)
-    measure(parser.parse_args(argv))
+    parser.add_argument("--scan", action="store_true", help="time head_meta alone (issue 33)")
+    args = parser.parse_args(argv)
+    if args.scan:
+        measure_scan(args)
+    else:
+        measure(args)
     return 0
 
 

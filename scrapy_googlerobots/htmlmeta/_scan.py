@@ -17,22 +17,16 @@ Worst case: O(n) in the bytes read; the reading stops where the head ends.
 from __future__ import annotations
 
 import codecs
-import re
 from collections.abc import Callable
 from functools import lru_cache
 
 from ._charrefs import decode_attribute, reference_at
-from ._tokens import ATTRIBUTE, comment_end, raw_text_end, script_end, tag_end
+from ._tokens import ATTRIBUTE, TOKEN, comment_end, raw_text_end, script_end
 
 __all__ = ["DEFAULT_LIMIT", "head_meta"]
 
 DEFAULT_LIMIT = 15 * 1024 * 1024
 """Bytes of a document read at most: Google reads the first 15 MB of an HTML file."""
-
-# One token from the data state, after any whitespace (which the head modes
-# ignore): a start or end tag's name, a comment opener, other markup
-# declarations, a character reference. None of them: text, or the end.
-_TOKEN = re.compile(rb"[\t\n\f\r ]*(?:<(/?)([A-Za-z][^\t\n\f\r />]*)|(<!--)|(<[!?]|</)|(&))?")
 
 # Start tags the "in head" mode takes, by what the tokenizer does next.
 _VOID = frozenset({b"base", b"basefont", b"bgsound", b"link"})
@@ -67,6 +61,9 @@ def _codec(encoding: str | None) -> tuple[str, bool]:
     return name, ascii_compatible
 
 
+_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+
+
 def _prepare(body: bytes, encoding: str | None) -> tuple[bytes, str]:
     """``body`` as bytes the tokenizer reads, and the codec of its attribute values.
 
@@ -96,7 +93,7 @@ def _value(raw: bytes, codec: str) -> str:
     return decode_attribute(text).strip(_HTML_SPACE)
 
 
-def _meta(data: bytes, start: int, close: int, codec: str) -> tuple[bytes, bytes] | None:
+def _meta(data: bytes, start: int, close: int) -> tuple[bytes, bytes] | None:
     """The raw name and content of the meta whose attributes span ``data[start:close]``."""
     name: bytes | None = None
     content: bytes | None = None
@@ -119,7 +116,7 @@ def _meta(data: bytes, start: int, close: int, codec: str) -> tuple[bytes, bytes
 def _template_end(data: bytes, pos: int) -> int:
     """After the ``</template>`` closing the template whose start tag ends at ``pos``."""
     depth = 1
-    token = _TOKEN.match
+    token = TOKEN.match
     while True:
         at = data.find(b"<", pos)
         if at < 0:
@@ -128,9 +125,9 @@ def _template_end(data: bytes, pos: int) -> int:
         assert match is not None
         name = match[2]
         if name is None:
-            if match[3] is not None:
+            if match[5] is not None:
                 pos = comment_end(data, match.end())
-            elif match[4] is not None:
+            elif match[6] is not None:
                 close = data.find(b">", match.end())
                 pos = -1 if close < 0 else close + 1
             else:
@@ -138,10 +135,9 @@ def _template_end(data: bytes, pos: int) -> int:
             if pos < 0:
                 return -1
             continue
-        close = tag_end(data, match.end())
-        if close < 0:
+        if not match[4]:
             return -1
-        pos = close + 1
+        pos = match.end()
         tag = name.lower()
         if match[1]:
             if tag == b"template":
@@ -166,7 +162,7 @@ def head_meta(
     names: Callable[[str], bool] | None = None,
     limit: int = DEFAULT_LIMIT,
     *,
-    encoding: str | None = None,
+    encoding: str | Callable[[], str | None] | None = None,
 ) -> list[tuple[str, str]]:
     """(name, content) of each ``<meta name=... content=...>`` an HTML5 parser puts in the
     document's head, in document order; the name lowercased and stripped, the content
@@ -175,38 +171,59 @@ def head_meta(
 
     At most ``limit`` bytes are read (a tag they cut is dropped); the reading stops
     where the head ends. ``encoding`` is the document's encoding (a Python codec name
-    or label; UTF-8 when None or unknown); a byte order mark overrides it. For a
-    duplicated attribute the first one counts, as in HTML.
+    or label; UTF-8 when None or unknown), or a function giving it, called only when
+    needed (a meta to decode); a byte order mark overrides it. For a duplicated
+    attribute the first one counts, as in HTML.
     """
     if limit < 0:
         return []
     if limit < len(body):
         body = body[:limit]
+    if callable(encoding):
+        if not body.startswith(_BOMS) and b"\x00" not in body[:4]:
+            # Read as ASCII markup until a meta needs the encoding.
+            found = _read(body, names, None, encoding)
+            if found is not None:
+                return found
+        encoding = encoding()
     data, codec = _prepare(body, encoding)
+    found = _read(data, names, codec, None)
+    assert found is not None  # only a lazy encoding restarts
+    return found
+
+
+def _read(
+    data: bytes,
+    names: Callable[[str], bool] | None,
+    codec: str | None,
+    lazy: Callable[[], str | None] | None,
+) -> list[tuple[str, str]] | None:
+    """The head's metas in ``data``; ``codec`` None: asked of ``lazy`` at the first
+    meta that needs it (None returned when that encoding does not read as bytes)."""
     found: list[tuple[str, str]] = []
     # "before head" and "in head" treat every token alike here; only "after
     # head" differs (``<noscript>`` there starts the body).
     after_head = False
     pos = 0
     end = len(data)
-    token = _TOKEN.match
+    token = TOKEN.match
     while pos < end:
         match = token(data, pos)
         assert match is not None  # cannot fail: every part is optional
         name = match[2]
         if name is None:
-            if match[3] is not None:  # <!--
+            if match[5] is not None:  # <!--
                 pos = comment_end(data, match.end())
-            elif match[4] is not None:  # <!DOCTYPE>, <?...>, </...> bogus comments
+            elif match[6] is not None:  # <!DOCTYPE>, <?...>, </...> bogus comments
                 after = match.end()
-                if match[4] == b"</" and data.startswith(b">", after):
+                if match[6] == b"</" and data.startswith(b">", after):
                     pos = after + 1  # "</>": nothing
                     continue
-                if match[4] == b"</" and after >= end:
+                if match[6] == b"</" and after >= end:
                     break  # "</" at the end is text, and the end anyway
                 close = data.find(b">", after)
                 pos = -1 if close < 0 else close + 1
-            elif match[5] is not None:  # a character reference: whitespace?
+            elif match[7] is not None:  # a character reference: whitespace?
                 text, pos = reference_at(data, match.end() - 1)
                 if text.strip(_HTML_SPACE):
                     break
@@ -215,10 +232,9 @@ def head_meta(
             if pos < 0:
                 break
             continue
-        close = tag_end(data, match.end())
-        if close < 0:
+        if not match[4]:
             break  # the input ends inside the tag: it is never emitted
-        pos = close + 1
+        pos = match.end()
         tag = name.lower()
         if match[1]:  # an end tag
             if tag == b"head":
@@ -227,11 +243,23 @@ def head_meta(
                 break
             continue
         if tag == b"meta":
-            pair = _meta(data, match.end(), close, codec)
-            if pair is not None:
-                meta_name = _value(pair[0], codec).lower()
-                if names is None or names(meta_name):
-                    found.append((meta_name, _value(pair[1], codec)))
+            pair = _meta(data, match.start(3), match.end(3))
+            if pair is None:
+                continue
+            raw_name, raw_content = pair
+            if codec is None:
+                # An ASCII name reads the same in every encoding read as bytes.
+                if raw_name.isascii():
+                    meta_name = _value(raw_name, "ascii").lower()
+                    if names is not None and not names(meta_name):
+                        continue
+                assert lazy is not None
+                codec, as_bytes = _codec(lazy())
+                if not as_bytes:
+                    return None
+            meta_name = _value(raw_name, codec).lower()
+            if names is None or names(meta_name):
+                found.append((meta_name, _value(raw_content, codec)))
         elif tag in _VOID or tag == b"html":
             pass
         elif tag == b"head":

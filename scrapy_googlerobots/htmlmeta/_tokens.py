@@ -19,6 +19,7 @@ from functools import lru_cache
 __all__ = [
     "ATTRIBUTE",
     "TAG_REST",
+    "TOKEN",
     "comment_end",
     "raw_text_end",
     "script_end",
@@ -36,7 +37,15 @@ def _html(pattern: bytes) -> re.Pattern[bytes]:
 # The rest of a start or end tag after its name, up to (not including) its
 # ``>``: attributes as the tokenizer reads them (a quote opens a value only
 # right after ``=``; an unclosed one runs to the end of the input).
-TAG_REST = _html(rb"""(?:[~/]+|[^~/>][^~/=>]*(?:[~]*=[~]*(?:"[^"]*"?|'[^']*'?|[^~>]*))?)*""")
+_REST = rb"""(?:[~/]+|[^~/>][^~/=>]*(?:[~]*=[~]*(?:"[^"]*"?|'[^']*'?|[^~>]*))?)*"""
+TAG_REST = _html(_REST)
+
+# One token from the data state, after any whitespace (which the head modes
+# ignore): a start or end tag (1: ``/`` or empty, 2: name, 3: attributes,
+# 4: ``>`` or empty when the input ends inside the tag), a comment opener (5),
+# other markup declarations (6), a character reference (7). None of them:
+# text, or the end.
+TOKEN = _html(rb"[~]*(?:<(/?)([A-Za-z][^~/>]*)(" + _REST + rb")(>?)|(<!--)|(<[!?]|</)|(&))?")
 
 # One attribute inside a tag's span: its name, then an optional value in one of
 # the three spellings (groups 2-4: double-quoted, single-quoted, unquoted).

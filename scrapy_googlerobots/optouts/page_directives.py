@@ -18,8 +18,8 @@ shared by both middlewares of a crawl (:func:`reader_for`).
   response refused earlier, by :class:`~.usage_gate.UsageGate`.
 
 A response without ``X-Robots-Tag`` that is not HTML costs a dict lookup and an
-``isinstance``; an HTML one without a ``<meta`` in its head window one bytes
-search more.
+``isinstance``; an HTML one a read of its head (:func:`~scrapy_googlerobots.htmlmeta.head_meta`,
+which stops where the head ends), once per response.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from scrapy_googlerobots.runtime.agents import AgentTokens
 from scrapy_googlerobots.runtime.config import RobotsConfig
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterable
+    from collections.abc import AsyncIterator, Callable, Iterable
 
     from scrapy import Spider
     from scrapy.crawler import Crawler
@@ -100,9 +100,10 @@ class PageReader:
             return self.tokens.of(Request("data:,"))
         return self.tokens.of(request)
 
-    def of(self, response: Response) -> PageDirectives:
+    def of(self, response: Response, *, remember: bool = True) -> PageDirectives:
         """``response``'s directives in effect (:data:`~scrapy_googlerobots.pagedirectives.EMPTY`
-        when it has none)."""
+        when it has none), read once if ``remember`` (for a later caller: the
+        spider middleware after the downloader middleware's usage gate)."""
         # Headers is a dict of normalised names to value lists (no per-call normalisation).
         values = dict.get(response.headers, X_ROBOTS_TAG)
         html = isinstance(response, HtmlResponse)
@@ -113,14 +114,23 @@ class PageReader:
             found = memo.get(response)
             if found is not None:
                 return found
+        body = None
+        encoding: Callable[[], str | None] | None = None
+        if isinstance(response, HtmlResponse):
+            body = response.body
+            # Read as Scrapy decodes the page (BOM, header, <meta charset>), asked
+            # only when a meta needs it (the response memoizes it for the callback).
+            encoding = _encoding_of(response)
         directives = from_headers_and_body(
-            values, response.body if html else None, self.token(response), content_type_is_html=html
+            values, body, self.token(response), content_type_is_html=html, encoding=encoding
         )
-        if directives is not EMPTY:
-            # Only pages with directives are remembered: reading none again is as
-            # cheap as remembering it, and leaves nothing to count twice.
-            memo[response] = directives
+        if remember:
+            memo[response] = directives  # "no directives" too
         return directives
+
+
+def _encoding_of(response: HtmlResponse) -> Callable[[], str | None]:
+    return lambda: response.encoding
 
 
 _READERS: weakref.WeakKeyDictionary[Crawler, PageReader] = weakref.WeakKeyDictionary()
@@ -153,6 +163,9 @@ class _Plan:
     """Canonical URL -> refusal, for targets linked only with a ``rel`` hint we obey."""
 
 
+_NOTHING = _Plan("")
+"""The remembered plan of a page whose directives enforce nothing and say nothing."""
+
 _REPORTED = _Plan("")
 """The plan of a page whose directives enforce nothing: remembered so that they are
 counted and logged once."""
@@ -183,9 +196,9 @@ class PageDirectivesMiddleware:
         self._drop_items = config.page_noindex_items == "drop"
         self._field = config.page_noindex_field
         self._rel = frozenset(config.page_rel_nofollow)
-        # Response -> what its output meets, for responses with a plan (weak, like
-        # the reader's); and the last response asked about, with its plan (None:
-        # nothing to enforce), which spares a page without directives any memo.
+        # Response -> what its output meets (_NOTHING: nothing), weak like the
+        # reader's; and the last response asked about, with its plan (None:
+        # nothing to enforce), which spares the memo lookup of the next hook.
         self._plans: weakref.WeakKeyDictionary[Response, _Plan] = weakref.WeakKeyDictionary()
         self._last: weakref.ReferenceType[Response] | None = None
         self._last_plan: _Plan | None = None
@@ -243,19 +256,19 @@ class PageDirectivesMiddleware:
         plans = self._plans
         plan = plans.get(response) if plans else None
         if plan is None:
-            plan = self._read(response)
-            if plan is not None:
-                plans[response] = plan
-        self._last, self._last_plan = weakref.ref(response), plan
-        return plan
+            plan = plans[response] = self._read(response) or _NOTHING
+        found = None if plan is _NOTHING else plan
+        self._last, self._last_plan = weakref.ref(response), found
+        return found
 
     def _read(self, response: Response) -> _Plan | None:
         """Read ``response``'s directives: its meta, the stats, the log; what they enforce.
 
-        Runs once for a response with directives (:meth:`_plan_of` remembers its
-        plan); a response without any may be read again, which changes nothing.
+        Runs once per response (:meth:`_plan_of` remembers its plan, "nothing to
+        enforce" included).
         """
-        directives = self._reader.of(response)
+        # The plan is remembered (_plan_of): the reader need not remember the page.
+        directives = self._reader.of(response, remember=False)
         meta = _meta(response)
         if directives is EMPTY:
             if meta is not None and DIRECTIVES_META in meta:

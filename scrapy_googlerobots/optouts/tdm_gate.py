@@ -58,8 +58,6 @@ _RESERVATION = b"tdm-reservation"
 _POLICY = b"tdm-policy"
 # Parsed tdmrep.json files kept (per origin, with the body they were parsed from).
 _FILES_SIZE = 4_096
-# Bytes of an HTML body searched for the meta tags (the head; as htmlmeta's default).
-_HEAD_LIMIT = 65_536
 _NO_RULE: Any = object()
 
 
@@ -165,10 +163,12 @@ class TdmGate:
         )
         tags = None
         if isinstance(response, HtmlResponse):
-            window = response.body[:_HEAD_LIMIT]
-            low = window.lower()
-            if b"tdm-reservation" in low or b"tdm-policy" in low:
-                tags = from_meta(head_meta(window, META_NAMES.__contains__, _HEAD_LIMIT))
+            # The head as an HTML5 parser builds it (a meta in the body lifts nothing).
+            found = head_meta(
+                response.body, META_NAMES.__contains__, encoding=lambda: response.encoding
+            )
+            if found:
+                tags = from_meta(found)
         if rule is None and header is None and tags is None:
             meta.pop(TDM_META, None)
             return response

@@ -8,7 +8,7 @@ next to the code that makes it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from ..htmlmeta import DEFAULT_LIMIT, head_meta
@@ -283,24 +283,23 @@ def from_headers_and_body(
     *,
     content_type_is_html: bool,
     limit: int = DEFAULT_LIMIT,
+    encoding: str | Callable[[], str | None] | None = None,
 ) -> PageDirectives:
     """The directives of one response: its X-Robots-Tag values and, for HTML, its head's meta.
 
-    Only meta tags named ``robots`` or ``agent`` are read. A response with
-    neither costs a lowercase copy of at most ``limit`` bytes and a few
-    ``bytes`` searches, and gives the shared :data:`EMPTY`.
+    Only meta tags named ``robots`` or ``agent`` are read, from the head as an
+    HTML5 parser builds it (:func:`~scrapy_googlerobots.htmlmeta.head_meta`;
+    ``encoding`` is the body's, or a function giving it when needed; UTF-8 when
+    None). The body is read only as far as its head goes; a response with no
+    directives gives the shared :data:`EMPTY`.
     """
     headers = tuple(x_robots_tag_values) if x_robots_tag_values is not None else ()
     meta: list[tuple[str, str]] = []
     if body and content_type_is_html:
         token = _token(agent)
-        window = body[:limit].lower() if limit >= 0 else b""
-        # A name spelled with character references (&#114;obots) escapes
-        # this pre-check; no page was seen doing that.
-        if b"<meta" in window and (
-            b"robots" in window or not token.isascii() or (token and token.encode() in window)
-        ):
-            meta = head_meta(body, lambda name: name == "robots" or name == token, limit)
+        meta = head_meta(
+            body, lambda name: name == "robots" or name == token, limit, encoding=encoding
+        )
     if not headers and not meta:
         return EMPTY
     return parse_page_directives(headers, meta, agent)

@@ -381,3 +381,30 @@ def test_reading_stops_where_the_head_ends() -> None:
     # What follows the head is the body's: neither read nor counted.
     body = b"<head><title>t</title></head><body>" + b"<p>x</p>" * 1_000
     assert head_meta(body + b"<meta name=robots content=noindex>") == []
+
+
+def test_lazy_encoding_asked_only_for_a_wanted_meta() -> None:
+    asked: list[str] = []
+
+    def encoding() -> str:
+        asked.append("asked")
+        return "windows-1252"
+
+    body = '<meta name=viewport content=x><meta name=robots content="\u00e9t\u00e9">'.encode(
+        "cp1252"
+    )
+    assert head_meta(body, lambda n: n == "viewport", encoding=encoding) == [("viewport", "x")]
+    assert asked == ["asked"]
+    assert head_meta(body, lambda n: n == "robots", encoding=encoding) == [
+        ("robots", "\u00e9t\u00e9")
+    ]
+    assert asked == ["asked", "asked"]
+    assert head_meta(b"<title>x</title><p>", encoding=encoding) == []
+    assert len(asked) == 2
+
+
+def test_lazy_encoding_not_read_as_bytes_restarts() -> None:
+    body = '<meta name="d" content="\u8868">'.encode("iso2022_jp")
+    assert head_meta(body, encoding=lambda: "iso-2022-jp") == [("d", "\u8868")]
+    utf16 = "<meta name=robots content=noindex>".encode("utf-16-le")
+    assert head_meta(utf16, encoding=lambda: "utf-16-le") == ROBOTS_NOINDEX

@@ -317,3 +317,42 @@ def test_explain_names_the_nofollow_source() -> None:
     assert str(decision) == f"X-Robots-Tag: testbot: nofollow of {URL}"
     assert decision.url == "http://example.com/b" and decision.token == "TestBot"
     assert mw.explain(response) is None  # items: kept
+
+
+@BOTH
+def test_each_response_read_once_interleaved(run: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 33: a page without directives is remembered too, so both hooks of a
+    # response read it once even when another response's hooks run in between.
+    from scrapy_googlerobots.optouts import page_directives
+
+    reads: list[str] = []
+    real = page_directives.from_headers_and_body
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        reads.append("read")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(page_directives, "from_headers_and_body", counting)
+    mw = middleware()
+    first = html_response('<meta name="description" content="x">', url="http://example.com/1")
+    second = html_response('<meta name="robots" content="noarchive">', url="http://example.com/2")
+    mw.process_spider_input(first)
+    mw.process_spider_input(second)
+    assert run(mw, first, [{"a": 1}]) == [{"a": 1}]
+    assert run(mw, second, [{"b": 2}]) == [{"b": 2}]
+    assert len(reads) == 2
+    assert "page_directives" not in first.meta
+    assert second.meta["page_directives"].sources
+
+
+def test_the_page_encoding_is_respected() -> None:
+    # Issue 33: read as Scrapy decodes the page (here a UTF-16 body with its BOM).
+    mw = middleware()
+    text = '<html><head><meta name="robots" content="nofollow"></head><body></body></html>'
+    response = HtmlResponse(
+        URL,
+        body=text.encode("utf-16"),
+        headers={"Content-Type": "text/html"},
+        request=Request(URL),
+    )
+    assert sync_output(mw, response, [Request("http://example.com/b"), {"a": 1}]) == [{"a": 1}]
