@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import IO
 
+from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding
+
 from scrapy_googlerobots.htmlmeta import DEFAULT_LIMIT
 from scrapy_googlerobots.pagedirectives import PageDirectives, from_headers_and_body
 from scrapy_googlerobots.policy.page_rules import crawl_effects
@@ -130,6 +132,14 @@ def directive_lines(directives: PageDirectives, now: datetime, indent: str = "  
     return lines
 
 
+def _encoding(content_types: list[bytes], body: bytes) -> str | None:
+    for value in content_types:
+        found = http_content_type_encoding(value.decode("latin-1"))
+        if found:
+            return found
+    return html_body_declared_encoding(body)
+
+
 def _read(path: str, err_name: str) -> bytes:
     try:
         with open(path, "rb") as stream:
@@ -155,6 +165,9 @@ def run_check_headers(args: argparse.Namespace, out: IO[str], err: IO[str]) -> i
         token,
         content_type_is_html=html,
         limit=DEFAULT_LIMIT,
+        # The body's encoding as Scrapy finds it: the header's charset, else the
+        # page's own <meta charset> (a byte order mark wins in the reader).
+        encoding=lambda: _encoding(saved.values("content-type"), saved.body or b""),
     )
     now = datetime.now(timezone.utc)
     size = len(saved.body) if saved.body is not None else 0

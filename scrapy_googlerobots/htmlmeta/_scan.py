@@ -95,6 +95,9 @@ def _value(raw: bytes, codec: str) -> str:
 
 def _meta(data: bytes, start: int, close: int) -> tuple[bytes, bytes] | None:
     """The raw name and content of the meta whose attributes span ``data[start:close]``."""
+    span = data[start:close].lower()
+    if b"name" not in span or b"content" not in span:
+        return None  # no such attributes (a cheap test: most metas are og: or charset)
     name: bytes | None = None
     content: bytes | None = None
     for attr in ATTRIBUTE.finditer(data, start, close):

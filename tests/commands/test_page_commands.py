@@ -235,3 +235,31 @@ def test_saved_response_without_a_body() -> None:
         [b"none"],
         None,
     )
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body"),
+    [
+        pytest.param(
+            b"text/html",
+            '<html><head></head><meta name="robots" content="nofollow">'.encode("utf-16"),
+            id="utf16_bom_meta_after_head",
+        ),
+        pytest.param(
+            b"text/html; charset=iso-2022-jp",
+            '<head><title>\u8868</title><meta name="robots" content="nofollow">'.encode(
+                "iso2022_jp"
+            ),
+            id="declared_legacy_charset",
+        ),
+    ],
+)
+def test_check_headers_body_read_as_a_browser_reads_the_head(
+    tmp_path: Path, content_type: bytes, body: bytes
+) -> None:
+    # Issue 33: --body uses the corrected head reader, in the page's encoding.
+    saved = tmp_path / "headers.txt"
+    saved.write_bytes(b"HTTP/1.1 200 OK\r\ncontent-type: " + content_type + b"\r\n\r\n")
+    (tmp_path / "page.html").write_bytes(body)
+    status, out, _ = check_headers(str(saved), "DemoBot", "--body", str(tmp_path / "page.html"))
+    assert "nofollow" in out
