@@ -28,9 +28,10 @@ sync (``process_spider_output``, Scrapy < 2.13 with sync callbacks) and async
 WordPress (Yoast) head, and pages whose head is 1.5, 7.5 and 15 MB (inline
 CSS then a robots meta: Google reads the first 15 MB), microseconds per call.
 
-Before/after a change, on the same machine in one run: run the script once per
-tree, e.g. ``PYTHONPATH=../base python benchmarks/bench_page_directives.py``
-then without ``PYTHONPATH`` (the script only uses APIs both trees have).
+``--baseline REF`` (issue 33) adds a ``before`` column: the package as of git
+``REF`` (e.g. ``main``), extracted under another name and run in the same
+process, each repeat timing none / depth / before / ours in turn, so that
+before and after share the machine's state.
 
 Run from the repository root: ``python benchmarks/bench_page_directives.py``.
 """
@@ -38,8 +39,14 @@ Run from the repository root: ``python benchmarks/bench_page_directives.py``.
 from __future__ import annotations
 
 import argparse
+import importlib
+import subprocess
+import sys
+import tarfile
+import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from scrapy import Request
@@ -132,21 +139,51 @@ def scan_pages() -> dict[str, bytes]:
 def measure_scan(args: argparse.Namespace) -> None:
     from scrapy_googlerobots.htmlmeta import head_meta
 
+    readers: dict[str, Callable[..., Any]] = {"ours": head_meta}
+    if args.baseline:
+        # The whole body: the baseline's default read window was 64 KiB.
+        readers["before"] = load_baseline(args.baseline).htmlmeta.head_meta
     print("head_meta(body): microseconds per call, best of --repeat")
     for name, body in scan_pages().items():
         calls = max(1, min(2_000, 5_000_000 // len(body)))
-        best = float("inf")
+        best = dict.fromkeys(readers, float("inf"))
+        found: dict[str, Any] = {}
         for _ in range(args.repeat):
-            start = time.perf_counter()
-            for _ in range(calls):
-                found = head_meta(body, lambda n: n == "robots", len(body))
-            best = min(best, (time.perf_counter() - start) / calls)
-        print(f"  {name:<16}{len(body):>11,} bytes {best * 1e6:>12.1f} us  {found}")
+            for kind, reader in readers.items():
+                start = time.perf_counter()
+                for _ in range(calls):
+                    found[kind] = reader(body, lambda n: n == "robots", len(body))
+                best[kind] = min(best[kind], (time.perf_counter() - start) / calls)
+        shown = "  ".join(f"{kind} {best[kind] * 1e6:>9.1f} us" for kind in readers)
+        print(f"  {name:<16}{len(body):>11,} bytes  {shown}  {found['ours']}")
 
 
-def build() -> tuple[PageDirectivesMiddleware, DepthMiddleware]:
+BASELINE = "scrapy_googlerobots_baseline"
+
+
+def load_baseline(ref: str) -> Any:
+    """The package as of git ``ref``, importable as ``scrapy_googlerobots_baseline``."""
+    root = Path(__file__).resolve().parents[1]
+    target = Path(tempfile.mkdtemp(prefix="bench-baseline-"))
+    archive = subprocess.run(
+        ["git", "-C", str(root), "archive", ref, "scrapy_googlerobots"],
+        check=True,
+        capture_output=True,
+    ).stdout
+    with tarfile.open(fileobj=__import__("io").BytesIO(archive)) as tar:
+        tar.extractall(target, filter="data")
+    package = target / BASELINE
+    (target / "scrapy_googlerobots").rename(package)
+    for path in package.rglob("*.py"):
+        text = path.read_text("utf-8")
+        path.write_text(text.replace("scrapy_googlerobots", BASELINE), "utf-8")
+    sys.path.insert(0, str(target))
+    return importlib.import_module(BASELINE)
+
+
+def build(middleware: Any = PageDirectivesMiddleware) -> tuple[Any, DepthMiddleware]:
     crawler = get_crawler(settings_dict={"ROBOTSTXT_OBEY": True, "USER_AGENT": AGENT})
-    ours = PageDirectivesMiddleware.from_crawler(crawler)
+    ours = middleware.from_crawler(crawler)
     depth = DepthMiddleware.from_crawler(crawler)
     return ours, depth
 
@@ -210,27 +247,32 @@ def measure(args: argparse.Namespace) -> None:
         f"{args.responses} fresh responses per pass, {args.outputs} requests + 1 item each, "
         f"best of {args.repeat}; microseconds per response\n"
     )
-    header = (
-        f"{'page':<22}{'mode':<7}{'none':>8}{'depth':>8}{'ours':>8}{'+ours':>8}{'+ours/+depth':>14}"
-    )
-    print(header)
+    baseline = load_baseline(args.baseline).PageDirectivesMiddleware if args.baseline else None
+    kinds = ("none", "depth", "before", "ours") if baseline else ("none", "depth", "ours")
+    header = f"{'page':<22}{'mode':<7}{'none':>8}{'depth':>8}{'ours':>8}{'+ours':>8}"
+    if baseline:
+        header += f"{'before':>8}{'+before':>8}"
+    print(header + f"{'+ours/+depth':>14}")
     for name, make in pages().items():
         for mode in ("sync", "async"):
-            best: dict[str, float] = {}
-            for kind in ("none", "depth", "ours"):
-                times = []
-                for _ in range(args.repeat):
-                    ours, depth = build()
-                    mw = ours if kind == "ours" else depth
+            times: dict[str, list[float]] = {kind: [] for kind in kinds}
+            for _ in range(args.repeat):
+                for kind in kinds:
+                    ours, depth = build(baseline if kind == "before" else PageDirectivesMiddleware)
+                    mw = depth if kind == "depth" else ours
                     responses = [make(request) for request in requests]
-                    times.append(time_pass(kind, mw, responses, out, mode))
-                best[kind] = min(times) / args.responses * 1e6
+                    timed = "ours" if kind == "before" else kind
+                    times[kind].append(time_pass(timed, mw, responses, out, mode))
+            best = {kind: min(found) / args.responses * 1e6 for kind, found in times.items()}
             added, depth_added = best["ours"] - best["none"], best["depth"] - best["none"]
             ratio = added / depth_added if depth_added > 0 else float("nan")
-            print(
+            line = (
                 f"{name:<22}{mode:<7}{best['none']:>8.2f}{best['depth']:>8.2f}"
-                f"{best['ours']:>8.2f}{added:>8.2f}{ratio:>14.2f}"
+                f"{best['ours']:>8.2f}{added:>8.2f}"
             )
+            if baseline:
+                line += f"{best['before']:>8.2f}{best['before'] - best['none']:>8.2f}"
+            print(line + f"{ratio:>14.2f}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -239,6 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--outputs", type=int, default=10)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--scan", action="store_true", help="time head_meta alone (issue 33)")
+    parser.add_argument("--baseline", metavar="REF", help="also time the package as of git REF")
     args = parser.parse_args(argv)
     if args.scan:
         measure_scan(args)

@@ -17,13 +17,13 @@ Worst case: O(n) in the bytes read; the reading stops where the head ends.
 from __future__ import annotations
 
 import codecs
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from functools import lru_cache
 
 from ._charrefs import decode_attribute, reference_at
 from ._tokens import ATTRIBUTE, TOKEN, comment_end, raw_text_end, script_end
 
-__all__ = ["DEFAULT_LIMIT", "head_meta"]
+__all__ = ["DEFAULT_LIMIT", "head_meta", "may_name"]
 
 DEFAULT_LIMIT = 15 * 1024 * 1024
 """Bytes of a document read at most: Google reads the first 15 MB of an HTML file."""
@@ -93,11 +93,26 @@ def _value(raw: bytes, codec: str) -> str:
     return decode_attribute(text).strip(_HTML_SPACE)
 
 
-def _meta(data: bytes, start: int, close: int) -> tuple[bytes, bytes] | None:
-    """The raw name and content of the meta whose attributes span ``data[start:close]``."""
+def _plain(raw: bytes) -> bool:
+    """Whether ``raw`` reads the same in every encoding read as bytes: ASCII without
+    the escape of ISO-2022 (``ESC``) or HZ (``~{``) shifts."""
+    return raw.isascii() and b"\x1b" not in raw and b"~{" not in raw
+
+
+def _meta(
+    data: bytes, start: int, close: int, wanted: tuple[bytes, ...] | None
+) -> tuple[bytes, bytes] | None:
+    """The raw name and content of the meta whose attributes span ``data[start:close]``
+    (None as well when its name cannot be one of ``wanted``, if given)."""
     span = data[start:close].lower()
     if b"name" not in span or b"content" not in span:
         return None  # no such attributes (a cheap test: most metas are og: or charset)
+    if wanted is not None and span.isascii() and b"&" not in span:
+        for word in wanted:
+            if word in span:
+                break
+        else:
+            return None  # none of the wanted names is written in it
     name: bytes | None = None
     content: bytes | None = None
     for attr in ATTRIBUTE.finditer(data, start, close):
@@ -160,9 +175,48 @@ def _template_end(data: bytes, pos: int) -> int:
             return -1
 
 
+# Bodies up to this size are tested whole by may_name (a lowercase copy and a
+# few searches cost less than reading a head); a larger one is read.
+_TEST_WHOLE = 65_536
+_KELVIN = "\u212a".encode()  # lowercases to "k"
+
+
+def may_name(
+    body: bytes,
+    names: tuple[str, ...] | Callable[[], tuple[str, ...]],
+    limit: int = DEFAULT_LIMIT,
+) -> bool:
+    """False when no meta of ``body``'s head can be named one of ``names`` (lowercase;
+    or a function giving them, called only once a ``<meta`` is seen): a cheap test
+    before :func:`head_meta`. True when unsure: a large body, a name spelled with
+    character references, an encoding that does not spell markup in ASCII.
+    """
+    if 0 <= limit < len(body):
+        body = body[:limit]
+    if len(body) > _TEST_WHOLE or body.startswith(_BOMS) or body.find(b"\x00", 0, 4) >= 0:
+        return True
+    low = body.lower()
+    if b"<meta" not in low:
+        return False
+    if callable(names):
+        names = names()
+    joined = "".join(names)
+    if not joined.isascii():
+        return True
+    for name in names:
+        if name.encode() in low:
+            return True
+    # A name spelled with references: numeric ones for letters and digits, named
+    # ones for some punctuation (``&lowbar;``); the Kelvin sign lowercases to "k".
+    # (One byte first: memchr, where a two-byte search is slow on a page full of ``<``.)
+    if b"&" in low and (b"&#" in low or not joined.replace("-", "").isalnum()):
+        return True
+    return "k" in joined and _KELVIN in low
+
+
 def head_meta(
     body: bytes,
-    names: Callable[[str], bool] | None = None,
+    names: Callable[[str], bool] | Collection[str] | None = None,
     limit: int = DEFAULT_LIMIT,
     *,
     encoding: str | Callable[[], str | None] | None = None,
@@ -170,7 +224,8 @@ def head_meta(
     """(name, content) of each ``<meta name=... content=...>`` an HTML5 parser puts in the
     document's head, in document order; the name lowercased and stripped, the content
     with character references decoded and surrounding whitespace stripped. Only names
-    for which ``names(name)`` is true are returned (all when None).
+    for which ``names(name)`` is true, or that are in ``names`` (lowercase) when it is a
+    collection (faster: other metas are skipped unparsed), are returned (all when None).
 
     At most ``limit`` bytes are read (a tag they cut is dropped); the reading stops
     where the head ends. ``encoding`` is the document's encoding (a Python codec name
@@ -197,12 +252,20 @@ def head_meta(
 
 def _read(
     data: bytes,
-    names: Callable[[str], bool] | None,
+    names: Callable[[str], bool] | Collection[str] | None,
     codec: str | None,
     lazy: Callable[[], str | None] | None,
 ) -> list[tuple[str, str]] | None:
     """The head's metas in ``data``; ``codec`` None: asked of ``lazy`` at the first
     meta that needs it (None returned when that encoding does not read as bytes)."""
+    wanted: tuple[bytes, ...] | None = None
+    accept: Callable[[str], bool] | None
+    if names is None or callable(names):
+        accept = names
+    else:
+        accept = names.__contains__
+        if all(name.isascii() for name in names):
+            wanted = tuple(name.encode() for name in names)
     found: list[tuple[str, str]] = []
     # "before head" and "in head" treat every token alike here; only "after
     # head" differs (``<noscript>`` there starts the body).
@@ -246,23 +309,19 @@ def _read(
                 break
             continue
         if tag == b"meta":
-            pair = _meta(data, match.start(3), match.end(3))
+            pair = _meta(data, match.start(3), match.end(3), wanted)
             if pair is None:
                 continue
             raw_name, raw_content = pair
-            if codec is None:
-                # An ASCII name reads the same in every encoding read as bytes.
-                if raw_name.isascii():
-                    meta_name = _value(raw_name, "ascii").lower()
-                    if names is not None and not names(meta_name):
-                        continue
+            if codec is None and not (_plain(raw_name) and _plain(raw_content)):
                 assert lazy is not None
                 codec, as_bytes = _codec(lazy())
                 if not as_bytes:
                     return None
-            meta_name = _value(raw_name, codec).lower()
-            if names is None or names(meta_name):
-                found.append((meta_name, _value(raw_content, codec)))
+            # Plain ASCII reads the same in every encoding read as bytes.
+            meta_name = _value(raw_name, codec or "ascii").lower()
+            if accept is None or accept(meta_name):
+                found.append((meta_name, _value(raw_content, codec or "ascii")))
         elif tag in _VOID or tag == b"html":
             pass
         elif tag == b"head":

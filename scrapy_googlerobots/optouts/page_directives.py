@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from itemadapter import ItemAdapter
 from scrapy import Request, signals
@@ -73,6 +72,44 @@ X_ROBOTS_TAG = b"X-Robots-Tag"
 _NO_TRAINING = {"train-ai": False}
 
 
+_T = TypeVar("_T")
+
+
+class ResponseMemo(Generic[_T]):
+    """A value per response, kept while the response lives.
+
+    A dict by ``id()`` holding a plain weak reference to check the key with: no
+    callback per entry (a ``WeakKeyDictionary`` entry costs several times more);
+    dead entries are swept when the dict has doubled since the last sweep.
+    """
+
+    __slots__ = ("_sweep_at", "entries")
+
+    def __init__(self) -> None:
+        self.entries: dict[int, tuple[weakref.ReferenceType[Response], _T]] = {}
+        """id(response) -> (weak reference to it, value); empty: nothing remembered."""
+        self._sweep_at = 256
+
+    def get(self, response: Response) -> _T | None:
+        """The value remembered for ``response``, or None."""
+        entry = self.entries.get(id(response))
+        if entry is not None and entry[0]() is response:
+            return entry[1]
+        return None  # none, or one of a dead response whose id was reused
+
+    def put(self, response: Response, value: _T) -> None:
+        """Remember ``value`` for ``response``."""
+        entries = self.entries
+        entries[id(response)] = (weakref.ref(response), value)
+        if len(entries) >= self._sweep_at:
+            live = {key: entry for key, entry in entries.items() if entry[0]() is not None}
+            self.entries = live
+            self._sweep_at = max(256, 2 * len(live))
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
 class PageReader:
     """The page directives of responses for the product token their request is judged for.
 
@@ -86,9 +123,7 @@ class PageReader:
     def __init__(self, tokens: AgentTokens) -> None:
         self.tokens = tokens
         # Weak: a response leaves nothing behind once Scrapy drops it.
-        self._memo: weakref.WeakKeyDictionary[Response, PageDirectives] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._memo: ResponseMemo[PageDirectives] = ResponseMemo()
 
     def token(self, response: Response) -> str:
         """The product token ``response``'s request is judged for."""
@@ -110,7 +145,7 @@ class PageReader:
         if not values and not html:
             return EMPTY
         memo = self._memo
-        if memo:
+        if memo.entries:
             found = memo.get(response)
             if found is not None:
                 return found
@@ -120,17 +155,17 @@ class PageReader:
             body = response.body
             # Read as Scrapy decodes the page (BOM, header, <meta charset>), asked
             # only when a meta needs it (the response memoizes it for the callback).
-            encoding = _encoding_of(response)
+            encoding = lambda: response.encoding  # noqa: E731
         directives = from_headers_and_body(
-            values, body, self.token(response), content_type_is_html=html, encoding=encoding
+            values,
+            body,
+            lambda: self.token(response),  # asked only for a header or a <meta>
+            content_type_is_html=html,
+            encoding=encoding,
         )
         if remember:
-            memo[response] = directives  # "no directives" too
+            memo.put(response, directives)  # "no directives" too
         return directives
-
-
-def _encoding_of(response: HtmlResponse) -> Callable[[], str | None]:
-    return lambda: response.encoding
 
 
 _READERS: weakref.WeakKeyDictionary[Crawler, PageReader] = weakref.WeakKeyDictionary()
@@ -196,12 +231,8 @@ class PageDirectivesMiddleware:
         self._drop_items = config.page_noindex_items == "drop"
         self._field = config.page_noindex_field
         self._rel = frozenset(config.page_rel_nofollow)
-        # Response -> what its output meets (_NOTHING: nothing), weak like the
-        # reader's; and the last response asked about, with its plan (None:
-        # nothing to enforce), which spares the memo lookup of the next hook.
-        self._plans: weakref.WeakKeyDictionary[Response, _Plan] = weakref.WeakKeyDictionary()
-        self._last: weakref.ReferenceType[Response] | None = None
-        self._last_plan: _Plan | None = None
+        # Response -> what its output meets (_NOTHING: nothing), weak like the reader's.
+        self._plans: ResponseMemo[_Plan] = ResponseMemo()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -250,16 +281,15 @@ class PageDirectivesMiddleware:
 
     def _plan_of(self, response: Response) -> _Plan | None:
         """What ``response``'s directives enforce, read once (its meta set on the way)."""
-        last = self._last
-        if last is not None and last() is response:
-            return self._last_plan
         plans = self._plans
-        plan = plans.get(response) if plans else None
+        plan = plans.get(response)
         if plan is None:
-            plan = plans[response] = self._read(response) or _NOTHING
-        found = None if plan is _NOTHING else plan
-        self._last, self._last_plan = weakref.ref(response), found
-        return found
+            plan = self._read(response) or _NOTHING
+            # An HTML page is remembered with nothing to enforce too (read once);
+            # any other response without directives costs less to look at again.
+            if plan is not _NOTHING or isinstance(response, HtmlResponse):
+                plans.put(response, plan)
+        return None if plan is _NOTHING else plan
 
     def _read(self, response: Response) -> _Plan | None:
         """Read ``response``'s directives: its meta, the stats, the log; what they enforce.
@@ -291,7 +321,7 @@ class PageDirectivesMiddleware:
             source = directives.source("nofollow")
             assert source is not None
             nofollow = (PageRefusal("nofollow", str(source), url), _key(source, "nofollow"))
-        source = directives.noindex_source(datetime.now(timezone.utc))
+        source = directives.noindex_source()  # the clock read only for unavailable_after
         if source is not None:
             name = "noindex" if directives.noindex else "unavailable_after"
             noindex = (PageRefusal(name, str(source), url), _key(source, name))

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.http import HtmlResponse
 
-from scrapy_googlerobots.htmlmeta import head_meta
+from scrapy_googlerobots.htmlmeta import head_meta, may_name
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.tdm import TDM_STORE_PREFIX, tdm_applies
 from scrapy_googlerobots.reporting.explain import RobotsDecision
@@ -58,6 +58,7 @@ _RESERVATION = b"tdm-reservation"
 _POLICY = b"tdm-policy"
 # Parsed tdmrep.json files kept (per origin, with the body they were parsed from).
 _FILES_SIZE = 4_096
+_META_NAMES = tuple(sorted(META_NAMES))
 _NO_RULE: Any = object()
 
 
@@ -162,7 +163,7 @@ class TdmGate:
             else None
         )
         tags = None
-        if isinstance(response, HtmlResponse):
+        if isinstance(response, HtmlResponse) and may_name(response.body, _META_NAMES):
             # The head as an HTML5 parser builds it (a meta in the body lifts nothing).
             found = head_meta(
                 response.body, META_NAMES.__contains__, encoding=lambda: response.encoding

@@ -261,5 +261,5 @@ def test_check_headers_body_read_as_a_browser_reads_the_head(
     saved = tmp_path / "headers.txt"
     saved.write_bytes(b"HTTP/1.1 200 OK\r\ncontent-type: " + content_type + b"\r\n\r\n")
     (tmp_path / "page.html").write_bytes(body)
-    status, out, _ = check_headers(str(saved), "DemoBot", "--body", str(tmp_path / "page.html"))
+    _, out, _ = check_headers(str(saved), "DemoBot", "--body", str(tmp_path / "page.html"))
     assert "nofollow" in out

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_googlerobots.htmlmeta import head_meta
+from scrapy_googlerobots.htmlmeta import head_meta, may_name
 
 ROBOTS_NOINDEX = [("robots", "noindex")]
 
@@ -408,3 +408,65 @@ def test_lazy_encoding_not_read_as_bytes_restarts() -> None:
     assert head_meta(body, encoding=lambda: "iso-2022-jp") == [("d", "\u8868")]
     utf16 = "<meta name=robots content=noindex>".encode("utf-16-le")
     assert head_meta(utf16, encoding=lambda: "utf-16-le") == ROBOTS_NOINDEX
+
+
+# -- may_name: the cheap test before head_meta never hides a meta -------------------
+
+_NAMED_PIECES = st.sampled_from(
+    [
+        b"<meta",
+        b"<META ",
+        b"<mEtA",
+        b" name=",
+        b" NAME=",
+        b"content=",
+        b"'",
+        b'"',
+        b">",
+        b"robots",
+        b"ROBOTS",
+        b"RoBoTs",
+        b"&#114;obots",
+        b"&#x52;OBOTS",
+        b"\xe2\x84\xaa",
+        b"mybot",
+        b"MyBot",
+        b"</head>",
+        b"<p>",
+        b"<main>",
+        b" ",
+        b"x",
+    ]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_NAMED_PIECES, max_size=30))
+def test_may_name_is_false_only_when_head_meta_finds_nothing(pieces: list[bytes]) -> None:
+    body = b"".join(pieces)
+    names = ("robots", "mybot")
+    if not may_name(body, names):
+        assert head_meta(body, names.__contains__) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        pytest.param(b"<title>x</title><p>no meta", False, id="no_meta"),
+        pytest.param(b"<main><meta name=viewport content=x>", False, id="other_name"),
+        pytest.param(b"<meta name=ROBOTS content=x>", True, id="name_any_case"),
+        pytest.param(b"<meta name=&#114;obots content=x>", True, id="name_by_reference"),
+        pytest.param("\ufeff<meta>".encode("utf-16"), True, id="utf16"),
+        pytest.param(b"<meta name=x content=y>" + b" " * 70_000, True, id="large_body_unsure"),
+    ],
+)
+def test_may_name(body: bytes, expected: bool) -> None:
+    assert may_name(body, ("robots",)) is expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_NAMED_PIECES, max_size=30))
+def test_names_as_a_collection_reads_as_the_callable(pieces: list[bytes]) -> None:
+    body = b"".join(pieces)
+    names = ("robots", "mybot")
+    assert head_meta(body, names) == head_meta(body, names.__contains__)

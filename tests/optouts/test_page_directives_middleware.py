@@ -356,3 +356,20 @@ def test_the_page_encoding_is_respected() -> None:
         request=Request(URL),
     )
     assert sync_output(mw, response, [Request("http://example.com/b"), {"a": 1}]) == [{"a": 1}]
+
+
+def test_response_memo_forgets_dead_responses() -> None:
+    import gc
+
+    from scrapy_googlerobots.optouts.page_directives import ResponseMemo
+
+    memo: ResponseMemo[int] = ResponseMemo()
+    kept = [html_response(url=f"http://example.com/{n}") for n in range(10)]
+    for n, response in enumerate(kept):
+        memo.put(response, n)
+    for n in range(1_000):  # responses that die at once: swept, never answered for another
+        memo.put(html_response(url=f"http://example.com/x{n}"), -1)
+        gc.collect(0)
+    assert [memo.get(response) for response in kept] == list(range(10))
+    assert len(memo) < 300
+    assert memo.get(html_response()) is None
