@@ -282,7 +282,7 @@ class PageDirectivesMiddleware:
     def _plan_of(self, response: Response) -> _Plan | None:
         """What ``response``'s directives enforce, read once (its meta set on the way)."""
         plans = self._plans
-        plan = plans.get(response)
+        plan = plans.get(response) if plans.entries else None
         if plan is None:
             plan = self._read(response) or _NOTHING
             # An HTML page is remembered with nothing to enforce too (read once);
