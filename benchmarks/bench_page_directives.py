@@ -23,10 +23,11 @@ Per response: the best of ``--repeat`` passes over ``--responses`` responses,
 sync (``process_spider_output``, Scrapy < 2.13 with sync callbacks) and async
 (``process_spider_output_async``, what Scrapy 2.13+ always calls).
 
-``--scan`` (issue 33) times the head reader itself,
-:func:`~scrapy_googlerobots.htmlmeta.head_meta`, on the page without meta, a
-WordPress (Yoast) head, and pages whose head is 1.5, 7.5 and 15 MB (inline
-CSS then a robots meta: Google reads the first 15 MB), microseconds per call.
+``--scan`` (issue 33) times the reading of one page's directives alone
+(:func:`~scrapy_googlerobots.pagedirectives.from_headers_and_body`: the
+pre-test, then the head) on the page without meta, a WordPress (Yoast) head,
+and pages whose head is 1.5, 7.5 and 15 MB (inline CSS then a robots
+``noindex``: Google reads the first 15 MB), microseconds per call.
 
 ``--baseline REF`` (issue 33) adds a ``before`` column: the package as of git
 ``REF`` (e.g. ``main``), extracted under another name and run in the same
@@ -137,13 +138,16 @@ def scan_pages() -> dict[str, bytes]:
 
 
 def measure_scan(args: argparse.Namespace) -> None:
-    from scrapy_googlerobots.htmlmeta import head_meta
+    from scrapy_googlerobots.pagedirectives import from_headers_and_body
 
-    readers: dict[str, Callable[..., Any]] = {"ours": head_meta}
+    readers: dict[str, Callable[..., Any]] = {"ours": from_headers_and_body}
     if args.baseline:
-        # The whole body: the baseline's default read window was 64 KiB.
-        readers["before"] = load_baseline(args.baseline).htmlmeta.head_meta
-    print("head_meta(body): microseconds per call, best of --repeat")
+        load_baseline(args.baseline)
+        readers["before"] = importlib.import_module(
+            f"{BASELINE}.pagedirectives"
+        ).from_headers_and_body
+    print("a page's directives read as the middleware reads them (X-Robots-Tag none, the")
+    print("head's robots meta): microseconds per call, best of --repeat; what each found")
     for name, body in scan_pages().items():
         calls = max(1, min(2_000, 5_000_000 // len(body)))
         best = dict.fromkeys(readers, float("inf"))
@@ -152,10 +156,13 @@ def measure_scan(args: argparse.Namespace) -> None:
             for kind, reader in readers.items():
                 start = time.perf_counter()
                 for _ in range(calls):
-                    found[kind] = reader(body, lambda n: n == "robots", len(body))
+                    found[kind] = reader(None, body, AGENT, content_type_is_html=True)
                 best[kind] = min(best[kind], (time.perf_counter() - start) / calls)
-        shown = "  ".join(f"{kind} {best[kind] * 1e6:>9.1f} us" for kind in readers)
-        print(f"  {name:<16}{len(body):>11,} bytes  {shown}  {found['ours']}")
+        shown = "  ".join(
+            f"{kind} {best[kind] * 1e6:>9.1f} us ({(found[kind].noindex and 'noindex') or '-'})"
+            for kind in readers
+        )
+        print(f"  {name:<16}{len(body):>11,} bytes  {shown}")
 
 
 BASELINE = "scrapy_googlerobots_baseline"
