@@ -539,6 +539,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="product token (FooBot) or full User-Agent value (FooBot/1.2 (+http://x))",
     )
     headers_cmd.add_argument("--body", metavar="BODY", help="the body, when FILE has headers only")
+    headers_cmd.add_argument(
+        "--usage",
+        metavar="CATEGORY",
+        action="append",
+        type=_usage_category_arg,
+        help="a use the crawl declares (train-ai, ai-use, search; repeatable): DISALLOWED, "
+        "exit 1, when the response says no to it (Content-Usage header, or noai / "
+        "noimageai / noml for train-ai), as the crawl's usage gate refuses it",
+    )
     headers_cmd.set_defaults(run=_run_check_headers)
     tdmrep = commands.add_parser(
         "tdmrep",

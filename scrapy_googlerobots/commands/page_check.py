@@ -10,7 +10,9 @@ saves). The body is read as HTML when ``Content-Type`` says so (``text/html``,
 XHTML), or when there is none and the body starts like an HTML document.
 
 Exit status: 0 no directive changes a crawl; 1 one does (nofollow, an
-effective noindex, an AI opt-out); 2 usage or I/O error.
+effective noindex, an AI opt-out), or, with ``--usage CATEGORY``, the response
+says "no" to that use (its ``Content-Usage`` header, or an AI opt-out for
+``train-ai``), as a crawl declaring it would refuse it; 2 usage or I/O error.
 
 :func:`directive_lines` renders directives the same way for ``scrapy robots --page``.
 """
@@ -25,8 +27,9 @@ from typing import IO
 
 from scrapy_googlerobots.htmlmeta import DEFAULT_LIMIT
 from scrapy_googlerobots.pagedirectives import PageDirectives, from_headers_and_body
-from scrapy_googlerobots.policy.page_rules import crawl_effects
+from scrapy_googlerobots.policy.page_rules import crawl_effects, page_usage_refusal
 from scrapy_googlerobots.policy.useragent import crawler_token
+from scrapy_googlerobots.robotstxt import parse_usage_header
 
 __all__ = ["SavedResponse", "directive_lines", "read_saved_response", "run_check_headers"]
 
@@ -130,6 +133,23 @@ def directive_lines(directives: PageDirectives, now: datetime, indent: str = "  
     return lines
 
 
+_CHARSET = re.compile(rb"""charset\s*=\s*["']?([A-Za-z0-9._:-]+)""", re.IGNORECASE)
+# <meta charset=X> or http-equiv's "...; charset=X", in the first bytes (a browser's prescan).
+_META_CHARSET = re.compile(
+    rb"""<meta\s[^>]*?charset\s*=\s*["']?([A-Za-z0-9._:-]+)""", re.IGNORECASE
+)
+
+
+def _encoding(content_types: list[bytes], body: bytes) -> str | None:
+    """The body's declared encoding: the Content-Type charset, else the page's own."""
+    for value in content_types:
+        found = _CHARSET.search(value)
+        if found:
+            return found[1].decode("ascii")
+    found = _META_CHARSET.search(body, 0, 4096)
+    return found[1].decode("ascii") if found else None
+
+
 def _read(path: str, err_name: str) -> bytes:
     try:
         with open(path, "rb") as stream:
@@ -155,6 +175,9 @@ def run_check_headers(args: argparse.Namespace, out: IO[str], err: IO[str]) -> i
         token,
         content_type_is_html=html,
         limit=DEFAULT_LIMIT,
+        # The body's encoding as Scrapy finds it: the header's charset, else the
+        # page's own <meta charset> (a byte order mark wins in the reader).
+        encoding=lambda: _encoding(saved.values("content-type"), saved.body or b""),
     )
     now = datetime.now(timezone.utc)
     size = len(saved.body) if saved.body is not None else 0
@@ -163,4 +186,19 @@ def run_check_headers(args: argparse.Namespace, out: IO[str], err: IO[str]) -> i
     print(f"{args.file}: {saved.status or 'no status line'}; {what}", file=out)
     for line in directive_lines(directives, now):
         print(line, file=out)
+    declared = tuple(getattr(args, "usage", None) or ())
+    if declared:
+        # As a crawl declaring these uses judges the response (its usage gate).
+        values = saved.values("content-usage")
+        header = parse_usage_header(b", ".join(values)) if values else {}
+        refused = page_usage_refusal(declared, header, directives)
+        if refused is not None:
+            category, written = refused
+            print(
+                f"usage: DISALLOWED for {category}: {written} (a crawl declaring "
+                f"{category} refuses this response)",
+                file=out,
+            )
+            return EXIT_FINDINGS
+        print(f"usage: ALLOWED for {', '.join(declared)}: the response says no 'no'", file=out)
     return EXIT_FINDINGS if crawl_effects(directives, now) else EXIT_OK

@@ -24,11 +24,16 @@ With ``--page`` each URL robots.txt allows is fetched too (through the same
 engine and settings, only then), and its page-level robots directives for the
 crawl's product token are printed: those in effect with their sources, what a
 crawl does with them, what was ignored or malformed. Without it no page is
-fetched.
+fetched. With a declared use too, a page that says "no" to it (its
+``Content-Usage`` header, or ``noai`` / ``noimageai`` / ``noml`` for
+``train-ai``) is DISALLOWED, naming the header or tag, as the crawl's usage
+gate refuses it.
 
 Exit status: 0 every URL allowed; 1 any disallowed (an unreachable robots.txt
-disallows its whole origin, as for Google); 2 usage error, or the check could
-not run (invalid settings, the crawl did not start or was interrupted).
+disallows its whole origin: at once with ``ROBOTSTXT_UNREACHABLE = "disallow"``,
+as for Google; by default, ``"defer"``, a crawl's requests wait while it is
+fetched again, which the line says); 2 usage error, or the check could not run
+(invalid settings, the crawl did not start or was interrupted).
 
 How the crawl is driven, on every Scrapy from 2.11: a spider without start
 requests; the fetches start on ``engine_started``, ``spider_idle`` keeps the
@@ -65,12 +70,17 @@ from scrapy_googlerobots.pagedirectives import PageDirectives, from_headers_and_
 from scrapy_googlerobots.policy.canonical import canonicalize_url
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.origin import Origin, origin_of
-from scrapy_googlerobots.policy.page_rules import crawl_effects
+from scrapy_googlerobots.policy.page_rules import crawl_effects, page_usage_refusal
 from scrapy_googlerobots.policy.tdm import TDMREP_JSON, tdm_applies
 from scrapy_googlerobots.policy.usage import declared_use
 from scrapy_googlerobots.policy.useragent import crawler_token
 from scrapy_googlerobots.reporting.explain import UsagePreference
-from scrapy_googlerobots.robotstxt import USAGE_CATEGORIES, RobotsTxt, parse
+from scrapy_googlerobots.robotstxt import (
+    USAGE_CATEGORIES,
+    RobotsTxt,
+    parse,
+    parse_usage_header,
+)
 from scrapy_googlerobots.runtime.config import RobotsConfig
 from scrapy_googlerobots.runtime.scrapy_compat import close_spider, engine_download
 from scrapy_googlerobots.tdmrep import TdmVerdict, parse_tdmrep_json, resolve
@@ -104,6 +114,10 @@ class OriginCheck:
     (``ROBOTSTXT_CRAWL_DELAY``) or nothing is asked; capped at the maximum."""
     pacing: bool = False
     """``ROBOTSTXT_CRAWL_DELAY``: whether the crawl paces by robots.txt at all."""
+    unreachable: str = "disallow"
+    """``ROBOTSTXT_UNREACHABLE``: what a crawl does while robots.txt is unreachable."""
+    max_wait: float = 0.0
+    """``ROBOTSTXT_UNREACHABLE_MAX_WAIT``: how long a ``"defer"`` crawl's requests wait."""
 
     @classmethod
     def of(
@@ -125,6 +139,8 @@ class OriginCheck:
             delay,
             applied,
             config.crawl_delay,
+            config.unreachable,
+            config.unreachable_max_wait,
         )
 
     def verdict(self, url: str, token: str, usage: tuple[str, ...] = ()) -> UrlVerdict:
@@ -134,6 +150,11 @@ class OriginCheck:
         if self.rules is None:
             if self.outcome is FetchOutcome.UNREACHABLE:
                 why = unreachable_reason(self.reason)
+                if self.unreachable == "defer":
+                    why = (
+                        f"robots.txt unreachable: {self.reason}; not fetched now: a crawl "
+                        f"waits ({self.waiting_text()})"
+                    )
                 return UrlVerdict(url, False, None, None, why, self, preferences)
             why = f"no robots.txt ({self.reason})"
             return UrlVerdict(url, True, None, None, why, self, preferences)
@@ -168,11 +189,25 @@ class OriginCheck:
         """One line: where robots.txt was read, what it means, the crawl delay."""
         hops = "".join(f" -> {url}" for url in self.redirects)
         if self.outcome is FetchOutcome.UNREACHABLE:
-            return f"{self.robots_url}{hops}: {self.reason}, unreachable: every URL disallowed"
+            if self.unreachable == "defer":
+                return f"{self.robots_url}{hops}: {self.reason}, unreachable: {self.waiting_text()}"
+            return (
+                f"{self.robots_url}{hops}: {self.reason}, unreachable: every URL disallowed "
+                "(ROBOTSTXT_UNREACHABLE = 'disallow', as Google)"
+            )
         if self.rules is None:
             return f"{self.robots_url}{hops}: {self.reason}, no rules: every URL allowed"
         delay = self.delay_text()
         return f"{self.robots_url}{hops}: {self.reason}, rules apply; crawl delay: {delay}"
+
+    def waiting_text(self) -> str:
+        """What a ``"defer"`` crawl does with the origin's requests while robots.txt is
+        unreachable."""
+        return (
+            "a crawl's requests wait while robots.txt is fetched again with backoff, "
+            f"and are dropped if it stays unreachable {self.max_wait:g} s "
+            "(ROBOTSTXT_UNREACHABLE = 'defer', ROBOTSTXT_UNREACHABLE_MAX_WAIT)"
+        )
 
     def delay_text(self) -> str:
         """The crawl delay a crawl with the project's settings applies, and why."""
@@ -228,6 +263,9 @@ class PageCheck:
     """The HTTP status; None when the download failed (see ``error``)."""
     directives: PageDirectives | None
     error: str = ""
+    refused: tuple[str, str] | None = None
+    """The declared use the page says "no" to and what said it (its ``Content-Usage``
+    header, or an AI opt-out tag or header as written), as the crawl's usage gate."""
 
     def lines(self, token: str) -> list[str]:
         """The text block under the URL's verdict."""
@@ -315,6 +353,7 @@ class _RobotsCheck:
     ) -> None:
         """Download each page robots.txt allows (``--page``) and read its directives."""
         token = crawler_token(config.user_agent or config.default_user_agent)
+        declared = config.usage if self.usage is None else self.usage
         engine = crawler.engine
         wanted = [url for url in dict.fromkeys(self.pages) if self._allowed(url, results, config)]
         for url in self.pages:
@@ -341,8 +380,14 @@ class _RobotsCheck:
                 value.body if html else None,
                 token,
                 content_type_is_html=html,
+                encoding=value.encoding if html else None,
             )
-            self.page_checks[url] = PageCheck(url, value.url, value.status, directives)
+            usage_values = value.headers.getlist(b"Content-Usage")
+            header = parse_usage_header(b", ".join(usage_values)) if usage_values else {}
+            refused = page_usage_refusal(declared, header, directives)
+            self.page_checks[url] = PageCheck(
+                url, value.url, value.status, directives, refused=refused
+            )
 
     async def _fetch_tdmrep(self, crawler: Crawler) -> None:
         """Each http(s) origin's tdmrep.json, as the crawl would fetch it."""
@@ -533,6 +578,8 @@ class Command(ScrapyCommand):
                 _with_tdm(v, o, check.tdm_results)
                 for v, (_, o) in zip(verdicts, targets, strict=True)
             ]
+        if page_checks:  # after the download, as in a crawl: robots.txt, TDMRep, the page
+            verdicts = [_with_page(v, page_checks.get(v.url)) for v in verdicts]
         if opts.json:
             document = _document(agent, setting, token, verdicts, declared[0])
             if page_checks is not None:
@@ -542,6 +589,16 @@ class Command(ScrapyCommand):
             output = _text(agent, setting, token, verdicts, declared, page_checks)
         _write(output)
         self.exitcode = 0 if all(v.allowed for v in verdicts) else 1
+
+
+def _with_page(verdict: UrlVerdict, page: PageCheck | None) -> UrlVerdict:
+    """``verdict`` DISALLOWED when the fetched page says "no" to a declared use, as the
+    crawl's usage gate refuses the response (``Forbidden by usage preference``)."""
+    if page is None or page.refused is None or not verdict.allowed:
+        return verdict
+    category, written = page.refused
+    why = f"{category}=n by the page: {written} (a crawl declaring {category} refuses it)"
+    return dataclasses.replace(verdict, allowed=False, reason=why)
 
 
 def _with_tdm(

@@ -15,7 +15,7 @@ from scrapy.http import HtmlResponse
 
 from scrapy_googlerobots.evidence.records import PAGE_HEADERS
 from scrapy_googlerobots.evidence.warc import Exchange
-from scrapy_googlerobots.htmlmeta import DEFAULT_LIMIT, head_meta
+from scrapy_googlerobots.htmlmeta import DEFAULT_LIMIT, head_meta, may_name
 from scrapy_googlerobots.tdmrep import META_NAMES
 
 if TYPE_CHECKING:
@@ -78,8 +78,11 @@ def page_of(response: Response, token: str) -> dict[str, Any]:
     page: dict[str, Any] = {"status": response.status, "headers": headers}
     if isinstance(response, HtmlResponse):
         page["html"] = True
-        names = {"robots", token.lower(), *META_NAMES}
-        meta = head_meta(response.body, names.__contains__, DEFAULT_LIMIT)
-        if meta:
-            page["meta"] = [[name, content] for name, content in meta]
+        # The head as the crawl reads it (an HTML5 parser's, in the response's encoding).
+        names = ("robots", token.strip().lower(), *sorted(META_NAMES))
+        body = response.body
+        if may_name(body, names, DEFAULT_LIMIT):
+            meta = head_meta(body, names, DEFAULT_LIMIT, encoding=lambda: response.encoding)
+            if meta:
+                page["meta"] = [[name, content] for name, content in meta]
     return page

@@ -1,162 +1,343 @@
-"""A linear-time scan of an HTML head for ``<meta name content>`` pairs.
+"""The ``<meta>`` elements an HTML5 tree builder places in ``<head>``.
 
-Not a full HTML tokenizer: it knows just enough of one (comments, bogus
-comments, raw-text elements, quoted attribute values) that markup which is not
-a ``<meta>`` element in the head is never mistaken for one.
+The WHATWG tree construction's "before head", "in head" and "after head"
+insertion modes (scripting on, so ``<noscript>`` in the head is raw text), over
+the tokenizer states they use (:mod:`._tokens`). Before the head come the
+"initial" and "before html" modes, which differ from "before head" only in
+where comments go. The head ends where a tree builder would insert ``<body>``
+(or a ``<frameset>``): at text that is not whitespace, at an element that is
+not valid in the head, at ``</body>``, ``</html>``, ``</br>``, or at the end of
+the input. A meta after ``</head>`` but before that point goes back into the
+head, as HTML5 says. A ``<template>``'s content is a separate fragment: its
+metas are not the head's.
 
-Worst case: O(n) in the scanned window (at most ``limit`` bytes). Every regex
-below is either a plain literal search or a pattern whose repetitions are
-over disjoint character classes and which cannot fail once started (each ends
-in ``*``/``?``), so the engine never backtracks more than a bounded run of
-whitespace; every loop advances the position it searches from.
+Worst case: O(n) in the bytes read; the reading stops where the head ends.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
-from html import unescape
+import codecs
+from collections.abc import Callable, Collection
+from functools import lru_cache
 
-__all__ = ["DEFAULT_LIMIT", "head_meta"]
+from ._charrefs import decode_attribute, reference_at
+from ._tokens import ATTRIBUTE, TOKEN, comment_end, raw_text_end, script_end
 
-DEFAULT_LIMIT = 65536
-"""Bytes of the document scanned at most; a head longer than this is cut."""
+__all__ = ["DEFAULT_LIMIT", "head_meta", "may_name"]
 
-# The markup that changes the scanner's state. Searched on the lowercased
-# window, so tag names need no case folding.
-_MARKUP = re.compile(rb"<(?:(!--)|(/?)([a-z][^\s/>]*)|[!?])")
+DEFAULT_LIMIT = 15 * 1024 * 1024
+"""Bytes of a document read at most: Google reads the first 15 MB of an HTML file."""
 
-# The rest of a start or end tag, up to (not including) its ``>``. A quote
-# only opens a value right after ``=``, as in HTML; an unclosed one runs to the
-# end of the window (the tag then never closes and is dropped). Cannot fail,
-# so ``[^>=]+`` inside ``*`` never backtracks.
-_TAG_REST = re.compile(rb"""(?:[^>=]+|=\s*"[^"]*"?|=\s*'[^']*'?|=)*""")
-
-# One attribute inside a tag's span: name, then an optional value in one of
-# the three spellings. The ``[\s/]*`` lead-in and the name class are disjoint.
-_ATTR = re.compile(rb"""[\s/]*([^\s/>][^\s/>=]*)(?:\s*=\s*(?:"([^"]*)"?|'([^']*)'?|([^\s>]*)))?""")
-
-# Elements whose content is text, not markup: a ``<meta`` inside is not a tag.
-# ``noscript`` and ``template`` too, as a scripting browser (Google renders
-# with scripting on) does not put their content in the head.
-_RAW_TEXT = frozenset(
-    {
-        b"script",
-        b"style",
-        b"title",
-        b"textarea",
-        b"xmp",
-        b"iframe",
-        b"noembed",
-        b"noframes",
-        b"noscript",
-        b"template",
-    }
-)
+# Start tags the "in head" mode takes, by what the tokenizer does next.
+_VOID = frozenset({b"base", b"basefont", b"bgsound", b"link"})
+_RCDATA = frozenset({b"title"})
+_RAWTEXT = frozenset({b"style", b"noframes", b"noscript"})
+# In a template's content, elements of "in body" switch the tokenizer too.
+_TEMPLATE_RCDATA = frozenset({b"title", b"textarea"})
+_TEMPLATE_RAWTEXT = frozenset({b"style", b"noframes", b"noscript", b"xmp", b"iframe", b"noembed"})
+# End tags that, before or in the head, end it like any other content.
+_ENDING_END_TAGS = frozenset({b"body", b"html", b"br"})
 
 _HTML_SPACE = " \t\n\r\f"
 
+# Encodings whose bytes are not ASCII where they spell markup: decoded first.
+_NOT_ASCII_PREFIXES = ("utf-16", "utf-32", "iso2022", "utf-7", "hz")
+_PROBE = "<meta name=\"'\t\n\f\r /=>&#;-!?[]"
 
-def _text(raw: bytes) -> str:
-    # Attribute text: UTF-8 in practice; never fail on bytes that are not.
-    return unescape(raw.decode("utf-8", errors="replace")).strip(_HTML_SPACE)
+
+@lru_cache(maxsize=64)
+def _codec(encoding: str | None) -> tuple[str, bool]:
+    """The Python codec for ``encoding`` (UTF-8 when unknown) and whether markup reads as bytes."""
+    try:
+        name = codecs.lookup(encoding or "utf-8").name
+    except LookupError:
+        return "utf-8", True
+    if name.startswith(_NOT_ASCII_PREFIXES):
+        return name, False
+    try:
+        ascii_compatible = _PROBE.encode(name) == _PROBE.encode("ascii")
+    except UnicodeError:
+        ascii_compatible = False
+    return name, ascii_compatible
 
 
-def _raw_text_end(low: bytes, name: bytes, pos: int) -> int:
-    """Where the raw-text element ``name`` ends (after its end tag), or -1."""
-    closer = b"</" + name
+_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+
+
+def _prepare(body: bytes, encoding: str | None) -> tuple[bytes, str]:
+    """``body`` as bytes the tokenizer reads, and the codec of its attribute values.
+
+    A byte order mark wins over ``encoding``, as in HTML and in Scrapy's
+    ``TextResponse``; an encoding whose markup is not ASCII is decoded and
+    read as UTF-8.
+    """
+    if body.startswith(b"\xef\xbb\xbf"):
+        return body[3:], "utf-8"
+    if body.startswith((b"\xff\xfe", b"\xfe\xff")):
+        codec = "utf-16-le" if body[0] == 0xFF else "utf-16-be"
+        text = body[2:].decode(codec, "replace")
+        return text.encode("utf-8", "surrogatepass"), "utf-8"
+    codec, as_bytes = _codec(encoding)
+    if as_bytes:
+        return body, codec
+    return body.decode(codec, "replace").encode("utf-8", "surrogatepass"), "utf-8"
+
+
+def _value(raw: bytes, codec: str) -> str:
+    """An attribute value as the tokenizer gives it (references decoded), then stripped."""
+    text = raw.decode(codec, "replace")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
+    return decode_attribute(text).strip(_HTML_SPACE)
+
+
+def _plain(raw: bytes) -> bool:
+    """Whether ``raw`` reads the same in every encoding read as bytes: ASCII without
+    the escape of ISO-2022 (``ESC``) or HZ (``~{``) shifts."""
+    return raw.isascii() and b"\x1b" not in raw and b"~{" not in raw
+
+
+def _meta(
+    data: bytes, start: int, close: int, wanted: tuple[bytes, ...] | None
+) -> tuple[bytes, bytes] | None:
+    """The raw name and content of the meta whose attributes span ``data[start:close]``
+    (None as well when its name cannot be one of ``wanted``, if given)."""
+    span = data[start:close].lower()
+    if b"name" not in span or b"content" not in span:
+        return None  # no such attributes (a cheap test: most metas are og: or charset)
+    if wanted is not None and span.isascii() and b"&" not in span:
+        for word in wanted:
+            if word in span:
+                break
+        else:
+            return None  # none of the wanted names is written in it
+    name: bytes | None = None
+    content: bytes | None = None
+    for attr in ATTRIBUTE.finditer(data, start, close):
+        key = attr[1].lower()
+        if key == b"name" or key == b"content":
+            value = attr[2]
+            if value is None:
+                value = attr[3] if attr[3] is not None else attr[4] or b""
+            if key == b"name":
+                if name is None:  # the first of a duplicated attribute counts
+                    name = value
+            elif content is None:
+                content = value
+    if name is None or content is None:
+        return None
+    return name, content
+
+
+def _template_end(data: bytes, pos: int) -> int:
+    """After the ``</template>`` closing the template whose start tag ends at ``pos``."""
+    depth = 1
+    token = TOKEN.match
     while True:
-        at = low.find(closer, pos)
+        at = data.find(b"<", pos)
         if at < 0:
             return -1
-        after = at + len(closer)
-        # ``</scriptx`` does not close a script; only a delimiter after the name does.
-        if after >= len(low) or low[after] in b" \t\n\r\f/>":
-            close = low.find(b">", after)
-            return -1 if close < 0 else close + 1
-        pos = after
+        match = token(data, at)
+        assert match is not None
+        name = match[2]
+        if name is None:
+            if match[5] is not None:
+                pos = comment_end(data, match.end())
+            elif match[6] is not None:
+                close = data.find(b">", match.end())
+                pos = -1 if close < 0 else close + 1
+            else:
+                pos = at + 1
+            if pos < 0:
+                return -1
+            continue
+        if not match[4]:
+            return -1
+        pos = match.end()
+        tag = name.lower()
+        if match[1]:
+            if tag == b"template":
+                depth -= 1
+                if depth == 0:
+                    return pos
+            continue
+        if tag == b"template":
+            depth += 1
+        elif tag == b"script":
+            pos = script_end(data, pos)
+        elif tag in _TEMPLATE_RAWTEXT or tag in _TEMPLATE_RCDATA:
+            pos = raw_text_end(data, tag, pos)
+        elif tag == b"plaintext":
+            return -1
+        if pos < 0:
+            return -1
+
+
+# Bodies up to this size are tested whole by may_name (a lowercase copy and a
+# few searches cost less than reading a head); a larger one is read.
+_TEST_WHOLE = 65_536
+_KELVIN = "\u212a".encode()  # lowercases to "k"
+
+
+def may_name(
+    body: bytes,
+    names: tuple[str, ...] | Callable[[], tuple[str, ...]],
+    limit: int = DEFAULT_LIMIT,
+) -> bool:
+    """False when no meta of ``body``'s head can be named one of ``names`` (lowercase;
+    or a function giving them, called only once a ``<meta`` is seen): a cheap test
+    before :func:`head_meta`. True when unsure: a large body, a name spelled with
+    character references, an encoding that does not spell markup in ASCII.
+    """
+    if 0 <= limit < len(body):
+        body = body[:limit]
+    if len(body) > _TEST_WHOLE or body.startswith(_BOMS) or body.find(b"\x00", 0, 4) >= 0:
+        return True
+    low = body.lower()
+    if b"<meta" not in low:
+        return False
+    if callable(names):
+        names = names()
+    joined = "".join(names)
+    if not joined.isascii():
+        return True
+    for name in names:
+        if name.encode() in low:
+            return True
+    # A name spelled with references: numeric ones for letters and digits, named
+    # ones for some punctuation (``&lowbar;``); the Kelvin sign lowercases to "k".
+    # (One byte first: memchr, where a two-byte search is slow on a page full of ``<``.)
+    if b"&" in low and (b"&#" in low or not joined.replace("-", "").isalnum()):
+        return True
+    return "k" in joined and _KELVIN in low
 
 
 def head_meta(
-    body: bytes, names: Callable[[str], bool] | None = None, limit: int = DEFAULT_LIMIT
+    body: bytes,
+    names: Callable[[str], bool] | Collection[str] | None = None,
+    limit: int = DEFAULT_LIMIT,
+    *,
+    encoding: str | Callable[[], str | None] | None = None,
 ) -> list[tuple[str, str]]:
-    """(name, content) of each <meta name=... content=...> in the document's head, in document order; name lowercased and stripped, content with HTML entities decoded and surrounding whitespace stripped. Only names for which `names(name)` is true are returned (all when None).
+    """(name, content) of each ``<meta name=... content=...>`` an HTML5 parser puts in the
+    document's head, in document order; the name lowercased and stripped, the content
+    with character references decoded and surrounding whitespace stripped. Only names
+    for which ``names(name)`` is true, or that are in ``names`` (lowercase) when it is a
+    collection (faster: other metas are skipped unparsed), are returned (all when None).
 
-    The scan stops at ``</head>``, at ``<body`` or after ``limit`` bytes; a tag
-    not closed within the window is dropped. For a duplicated attribute the
-    first one counts, as in HTML.
-    """  # noqa: E501
-    window = body[:limit] if 0 <= limit < len(body) else body if limit >= 0 else b""
-    low = window.lower()
-    # The common case, a window without any <meta, costs one lower() and one find().
-    if b"<meta" not in low:
+    At most ``limit`` bytes are read (a tag they cut is dropped); the reading stops
+    where the head ends. ``encoding`` is the document's encoding (a Python codec name
+    or label; UTF-8 when None or unknown), or a function giving it, called only when
+    needed (a meta to decode); a byte order mark overrides it. For a duplicated
+    attribute the first one counts, as in HTML.
+    """
+    if limit < 0:
         return []
+    if limit < len(body):
+        body = body[:limit]
+    if callable(encoding):
+        if not body.startswith(_BOMS) and b"\x00" not in body[:4]:
+            # Read as ASCII markup until a meta needs the encoding.
+            found = _read(body, names, None, encoding)
+            if found is not None:
+                return found
+        encoding = encoding()
+    data, codec = _prepare(body, encoding)
+    found = _read(data, names, codec, None)
+    assert found is not None  # only a lazy encoding restarts
+    return found
+
+
+def _read(
+    data: bytes,
+    names: Callable[[str], bool] | Collection[str] | None,
+    codec: str | None,
+    lazy: Callable[[], str | None] | None,
+) -> list[tuple[str, str]] | None:
+    """The head's metas in ``data``; ``codec`` None: asked of ``lazy`` at the first
+    meta that needs it (None returned when that encoding does not read as bytes)."""
+    wanted: tuple[bytes, ...] | None = None
+    accept: Callable[[str], bool] | None
+    if names is None or callable(names):
+        accept = names
+    else:
+        accept = names.__contains__
+        if all(name.isascii() for name in names):
+            wanted = tuple(name.encode() for name in names)
     found: list[tuple[str, str]] = []
-    end = len(low)
+    # "before head" and "in head" treat every token alike here; only "after
+    # head" differs (``<noscript>`` there starts the body).
+    after_head = False
     pos = 0
+    end = len(data)
+    token = TOKEN.match
     while pos < end:
-        mark = _MARKUP.search(low, pos)
-        if mark is None:
-            break
-        start = mark.start()
-        if mark[1] is not None:
-            # <!--> and <!---> are complete (empty) comments in HTML.
-            if low.startswith(b">", start + 4):
-                pos = start + 5
-                continue
-            if low.startswith(b"->", start + 4):
-                pos = start + 6
-                continue
-            close = low.find(b"-->", start + 4)
-            if close < 0:
-                break
-            pos = close + 3
-            continue
-        tag = mark[3]
-        if tag is None:
-            # <!DOCTYPE ...>, <?xml ...?>: a bogus comment up to the next >.
-            close = low.find(b">", mark.end())
-            if close < 0:
-                break
-            pos = close + 1
-            continue
-        is_end = bool(mark[2])
-        rest = _TAG_REST.match(low, mark.end())
-        # _TAG_REST cannot fail; the assert is for the type checker.
-        assert rest is not None
-        close = rest.end()
-        if close >= end:
-            break  # the tag never closes inside the window
-        pos = close + 1
-        if is_end:
-            if tag == b"head":
-                break
-            continue
-        if tag == b"body" or tag == b"plaintext":
-            break
-        if tag in _RAW_TEXT:
-            pos = _raw_text_end(low, tag, pos)
+        match = token(data, pos)
+        assert match is not None  # cannot fail: every part is optional
+        name = match[2]
+        if name is None:
+            if match[5] is not None:  # <!--
+                pos = comment_end(data, match.end())
+            elif match[6] is not None:  # <!DOCTYPE>, <?...>, </...> bogus comments
+                after = match.end()
+                if match[6] == b"</" and data.startswith(b">", after):
+                    pos = after + 1  # "</>": nothing
+                    continue
+                if match[6] == b"</" and after >= end:
+                    break  # "</" at the end is text, and the end anyway
+                close = data.find(b">", after)
+                pos = -1 if close < 0 else close + 1
+            elif match[7] is not None:  # a character reference: whitespace?
+                text, pos = reference_at(data, match.end() - 1)
+                if text.strip(_HTML_SPACE):
+                    break
+            else:
+                break  # text that is not whitespace, or the end
             if pos < 0:
                 break
             continue
-        if tag != b"meta":
+        if not match[4]:
+            break  # the input ends inside the tag: it is never emitted
+        pos = match.end()
+        tag = name.lower()
+        if match[1]:  # an end tag
+            if tag == b"head":
+                after_head = True
+            elif tag in _ENDING_END_TAGS:
+                break
             continue
-        name_raw: bytes | None = None
-        content_raw: bytes | None = None
-        for attr in _ATTR.finditer(window, mark.end(), close):
-            key = low[attr.start(1) : attr.end(1)]
-            if key == b"name" or key == b"content":
-                value = attr[2] if attr[2] is not None else attr[3]
-                if value is None:
-                    value = attr[4] if attr[4] is not None else b""
-                if key == b"name" and name_raw is None:
-                    name_raw = value
-                elif key == b"content" and content_raw is None:
-                    content_raw = value
-        if name_raw is None or content_raw is None:
-            continue
-        name = _text(name_raw).lower()
-        if names is not None and not names(name):
-            continue
-        found.append((name, _text(content_raw)))
+        if tag == b"meta":
+            pair = _meta(data, match.start(3), match.end(3), wanted)
+            if pair is None:
+                continue
+            raw_name, raw_content = pair
+            if codec is None and not (_plain(raw_name) and _plain(raw_content)):
+                assert lazy is not None
+                codec, as_bytes = _codec(lazy())
+                if not as_bytes:
+                    return None
+            # Plain ASCII reads the same in every encoding read as bytes.
+            meta_name = _value(raw_name, codec or "ascii").lower()
+            if accept is None or accept(meta_name):
+                found.append((meta_name, _value(raw_content, codec or "ascii")))
+        elif tag in _VOID or tag == b"html":
+            pass
+        elif tag == b"head":
+            pass  # opens the head before it; ignored once there is one
+        elif tag == b"script":
+            pos = script_end(data, pos)
+        elif tag in _RAWTEXT:
+            if tag == b"noscript" and after_head:
+                break  # not one of the elements "after head" puts back in the head
+            pos = raw_text_end(data, tag, pos)
+        elif tag in _RCDATA:
+            pos = raw_text_end(data, tag, pos)
+        elif tag == b"template":
+            pos = _template_end(data, pos)
+        else:
+            break  # <body>, <frameset>, or an element not valid in the head
+        if pos < 0:
+            break
     return found

@@ -18,16 +18,15 @@ shared by both middlewares of a crawl (:func:`reader_for`).
   response refused earlier, by :class:`~.usage_gate.UsageGate`.
 
 A response without ``X-Robots-Tag`` that is not HTML costs a dict lookup and an
-``isinstance``; an HTML one without a ``<meta`` in its head window one bytes
-search more.
+``isinstance``; an HTML one a read of its head (:func:`~scrapy_googlerobots.htmlmeta.head_meta`,
+which stops where the head ends), once per response.
 """
 
 from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from itemadapter import ItemAdapter
 from scrapy import Request, signals
@@ -53,7 +52,7 @@ from scrapy_googlerobots.runtime.config import RobotsConfig
 from scrapy_googlerobots.runtime.scrapy_compat import send_signal
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterable
+    from collections.abc import AsyncIterator, Callable, Iterable
 
     from scrapy import Spider
     from scrapy.crawler import Crawler
@@ -76,6 +75,44 @@ X_ROBOTS_TAG = b"X-Robots-Tag"
 _NO_TRAINING = {"train-ai": False}
 
 
+_T = TypeVar("_T")
+
+
+class ResponseMemo(Generic[_T]):
+    """A value per response, kept while the response lives.
+
+    A dict by ``id()`` holding a plain weak reference to check the key with: no
+    callback per entry (a ``WeakKeyDictionary`` entry costs several times more);
+    dead entries are swept when the dict has doubled since the last sweep.
+    """
+
+    __slots__ = ("_sweep_at", "entries")
+
+    def __init__(self) -> None:
+        self.entries: dict[int, tuple[weakref.ReferenceType[Response], _T]] = {}
+        """id(response) -> (weak reference to it, value); empty: nothing remembered."""
+        self._sweep_at = 256
+
+    def get(self, response: Response) -> _T | None:
+        """The value remembered for ``response``, or None."""
+        entry = self.entries.get(id(response))
+        if entry is not None and entry[0]() is response:
+            return entry[1]
+        return None  # none, or one of a dead response whose id was reused
+
+    def put(self, response: Response, value: _T) -> None:
+        """Remember ``value`` for ``response``."""
+        entries = self.entries
+        entries[id(response)] = (weakref.ref(response), value)
+        if len(entries) >= self._sweep_at:
+            live = {key: entry for key, entry in entries.items() if entry[0]() is not None}
+            self.entries = live
+            self._sweep_at = max(256, 2 * len(live))
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
 class PageReader:
     """The page directives of responses for the product token their request is judged for.
 
@@ -89,9 +126,7 @@ class PageReader:
     def __init__(self, tokens: AgentTokens) -> None:
         self.tokens = tokens
         # Weak: a response leaves nothing behind once Scrapy drops it.
-        self._memo: weakref.WeakKeyDictionary[Response, PageDirectives] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._memo: ResponseMemo[PageDirectives] = ResponseMemo()
 
     def token(self, response: Response) -> str:
         """The product token ``response``'s request is judged for."""
@@ -103,26 +138,36 @@ class PageReader:
             return self.tokens.of(Request("data:,"))
         return self.tokens.of(request)
 
-    def of(self, response: Response) -> PageDirectives:
+    def of(self, response: Response, *, remember: bool = True) -> PageDirectives:
         """``response``'s directives in effect (:data:`~scrapy_googlerobots.pagedirectives.EMPTY`
-        when it has none)."""
+        when it has none), read once if ``remember`` (for a later caller: the
+        spider middleware after the downloader middleware's usage gate)."""
         # Headers is a dict of normalised names to value lists (no per-call normalisation).
         values = dict.get(response.headers, X_ROBOTS_TAG)
         html = isinstance(response, HtmlResponse)
         if not values and not html:
             return EMPTY
         memo = self._memo
-        if memo:
+        if memo.entries:
             found = memo.get(response)
             if found is not None:
                 return found
+        body = None
+        encoding: Callable[[], str | None] | None = None
+        if isinstance(response, HtmlResponse):
+            body = response.body
+            # Read as Scrapy decodes the page (BOM, header, <meta charset>), asked
+            # only when a meta needs it (the response memoizes it for the callback).
+            encoding = lambda: response.encoding  # noqa: E731
         directives = from_headers_and_body(
-            values, response.body if html else None, self.token(response), content_type_is_html=html
+            values,
+            body,
+            lambda: self.token(response),  # asked only for a header or a <meta>
+            content_type_is_html=html,
+            encoding=encoding,
         )
-        if directives is not EMPTY:
-            # Only pages with directives are remembered: reading none again is as
-            # cheap as remembering it, and leaves nothing to count twice.
-            memo[response] = directives
+        if remember:
+            memo.put(response, directives)  # "no directives" too
         return directives
 
 
@@ -164,6 +209,9 @@ class _Dropped:
     error: Exception
 
 
+_NOTHING = _Plan("")
+"""The remembered plan of a page whose directives enforce nothing and say nothing."""
+
 _REPORTED = _Plan("")
 """The plan of a page whose directives enforce nothing: remembered so that they are
 counted and logged once."""
@@ -197,12 +245,8 @@ class PageDirectivesMiddleware:
         self._drop_items = config.page_noindex_items == "drop"
         self._field = config.page_noindex_field
         self._rel = frozenset(config.page_rel_nofollow)
-        # Response -> what its output meets, for responses with a plan (weak, like
-        # the reader's); and the last response asked about, with its plan (None:
-        # nothing to enforce), which spares a page without directives any memo.
-        self._plans: weakref.WeakKeyDictionary[Response, _Plan] = weakref.WeakKeyDictionary()
-        self._last: weakref.ReferenceType[Response] | None = None
-        self._last_plan: _Plan | None = None
+        # Response -> what its output meets (_NOTHING: nothing), weak like the reader's.
+        self._plans: ResponseMemo[_Plan] = ResponseMemo()
         # item_dropped sends a sync callback's output could not wait for; the close does.
         self._sending: set[Deferred[None]] = set()
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
@@ -260,25 +304,24 @@ class PageDirectivesMiddleware:
 
     def _plan_of(self, response: Response) -> _Plan | None:
         """What ``response``'s directives enforce, read once (its meta set on the way)."""
-        last = self._last
-        if last is not None and last() is response:
-            return self._last_plan
         plans = self._plans
-        plan = plans.get(response) if plans else None
+        plan = plans.get(response) if plans.entries else None
         if plan is None:
-            plan = self._read(response)
-            if plan is not None:
-                plans[response] = plan
-        self._last, self._last_plan = weakref.ref(response), plan
-        return plan
+            plan = self._read(response) or _NOTHING
+            # An HTML page is remembered with nothing to enforce too (read once);
+            # any other response without directives costs less to look at again.
+            if plan is not _NOTHING or isinstance(response, HtmlResponse):
+                plans.put(response, plan)
+        return None if plan is _NOTHING else plan
 
     def _read(self, response: Response) -> _Plan | None:
         """Read ``response``'s directives: its meta, the stats, the log; what they enforce.
 
-        Runs once for a response with directives (:meth:`_plan_of` remembers its
-        plan); a response without any may be read again, which changes nothing.
+        Runs once per response (:meth:`_plan_of` remembers its plan, "nothing to
+        enforce" included).
         """
-        directives = self._reader.of(response)
+        # The plan is remembered (_plan_of): the reader need not remember the page.
+        directives = self._reader.of(response, remember=False)
         meta = _meta(response)
         if directives is EMPTY:
             if meta is not None and DIRECTIVES_META in meta:
@@ -301,7 +344,7 @@ class PageDirectivesMiddleware:
             source = directives.source("nofollow")
             assert source is not None
             nofollow = (PageRefusal("nofollow", str(source), url), _key(source, "nofollow"))
-        source = directives.noindex_source(datetime.now(timezone.utc))
+        source = directives.noindex_source()  # the clock read only for unavailable_after
         if source is not None:
             name = "noindex" if directives.noindex else "unavailable_after"
             noindex = (PageRefusal(name, str(source), url), _key(source, name))

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.http import HtmlResponse
 
 from scrapy_googlerobots.fetching.policy_file import record_of, unparsed
-from scrapy_googlerobots.htmlmeta import head_meta
+from scrapy_googlerobots.htmlmeta import head_meta, may_name
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.tdm import TDMREP_JSON, decide_tdm, tdm_applies
 from scrapy_googlerobots.reporting.explain import RobotsDecision
@@ -73,8 +73,7 @@ _RESERVATION = b"tdm-reservation"
 _POLICY = b"tdm-policy"
 # Parsed tdmrep.json files kept (per origin, with the body they were parsed from).
 _FILES_SIZE = 4_096
-# Bytes of an HTML body searched for the meta tags (the head; as htmlmeta's default).
-_HEAD_LIMIT = 65_536
+_META_NAMES = tuple(sorted(META_NAMES))
 _NO_RULE: Any = object()
 
 
@@ -233,11 +232,13 @@ class TdmGate:
             else None
         )
         tags = None
-        if isinstance(response, HtmlResponse):
-            window = response.body[:_HEAD_LIMIT]
-            low = window.lower()
-            if b"tdm-reservation" in low or b"tdm-policy" in low:
-                tags = from_meta(head_meta(window, META_NAMES.__contains__, _HEAD_LIMIT))
+        if isinstance(response, HtmlResponse) and may_name(response.body, _META_NAMES):
+            # The head as an HTML5 parser builds it (a meta in the body lifts nothing).
+            found = head_meta(
+                response.body, META_NAMES.__contains__, encoding=lambda: response.encoding
+            )
+            if found:
+                tags = from_meta(found)
         if rule is None and header is None and tags is None:
             meta.pop(TDM_META, None)
             return response

@@ -8,10 +8,11 @@ next to the code that makes it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
+from functools import lru_cache
 
-from ..htmlmeta import DEFAULT_LIMIT, head_meta
+from ..htmlmeta import DEFAULT_LIMIT, head_meta, may_name
 from ._dates import parse_date
 from ._model import EMPTY, HEADER, META, PageDirectives, Rejected, Source
 
@@ -279,28 +280,50 @@ def parse_page_directives(
 def from_headers_and_body(
     x_robots_tag_values: Iterable[str | bytes] | None,
     body: bytes | None,
-    agent: str,
+    agent: str | Callable[[], str],
     *,
     content_type_is_html: bool,
     limit: int = DEFAULT_LIMIT,
+    encoding: str | Callable[[], str | None] | None = None,
 ) -> PageDirectives:
     """The directives of one response: its X-Robots-Tag values and, for HTML, its head's meta.
 
-    Only meta tags named ``robots`` or ``agent`` are read. A response with
-    neither costs a lowercase copy of at most ``limit`` bytes and a few
-    ``bytes`` searches, and gives the shared :data:`EMPTY`.
+    Only meta tags named ``robots`` or ``agent`` are read, from the head as an
+    HTML5 parser builds it (:func:`~scrapy_googlerobots.htmlmeta.head_meta`;
+    ``encoding`` is the body's, or a function giving it when needed; UTF-8 when
+    None). ``agent`` may be a function giving it, called only when needed (a
+    header, or a ``<meta``). The body is read only as far as its head goes; a
+    response with no directives gives the shared :data:`EMPTY`.
     """
     headers = tuple(x_robots_tag_values) if x_robots_tag_values is not None else ()
     meta: list[tuple[str, str]] = []
+    resolved: list[str] = []  # the agent, once asked
+
+    def agent_name() -> str:
+        if not resolved:
+            resolved.append(agent() if callable(agent) else agent)
+        return resolved[0]
+
     if body and content_type_is_html:
-        token = _token(agent)
-        window = body[:limit].lower() if limit >= 0 else b""
-        # A name spelled with character references (&#114;obots) escapes
-        # this pre-check; no page was seen doing that.
-        if b"<meta" in window and (
-            b"robots" in window or not token.isascii() or (token and token.encode() in window)
-        ):
-            meta = head_meta(body, lambda name: name == "robots" or name == token, limit)
+
+        def names() -> tuple[str, ...]:
+            return _names(agent_name())
+
+        if may_name(body, names, limit):
+            meta = head_meta(body, names(), limit, encoding=encoding)
     if not headers and not meta:
         return EMPTY
+    return _parsed(headers, tuple(meta), agent_name())
+
+
+def _names(agent: str) -> tuple[str, ...]:
+    token = _token(agent)
+    return ("robots", token) if token else ("robots",)
+
+
+@lru_cache(maxsize=1024)
+def _parsed(
+    headers: tuple[str | bytes, ...], meta: tuple[tuple[str, str], ...], agent: str
+) -> PageDirectives:
+    # A site repeats its directives on every page: each set is parsed once.
     return parse_page_directives(headers, meta, agent)

@@ -235,3 +235,136 @@ def test_saved_response_without_a_body() -> None:
         [b"none"],
         None,
     )
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body"),
+    [
+        pytest.param(
+            b"text/html",
+            '<html><head></head><meta name="robots" content="nofollow">'.encode("utf-16"),
+            id="utf16_bom_meta_after_head",
+        ),
+        pytest.param(
+            b"text/html; charset=iso-2022-jp",
+            '<head><title>\u8868</title><meta name="robots" content="nofollow">'.encode(
+                "iso2022_jp"
+            ),
+            id="declared_legacy_charset",
+        ),
+    ],
+)
+def test_check_headers_body_read_as_a_browser_reads_the_head(
+    tmp_path: Path, content_type: bytes, body: bytes
+) -> None:
+    # Issue 33: --body uses the corrected head reader, in the page's encoding.
+    saved = tmp_path / "headers.txt"
+    saved.write_bytes(b"HTTP/1.1 200 OK\r\ncontent-type: " + content_type + b"\r\n\r\n")
+    (tmp_path / "page.html").write_bytes(body)
+    _, out, _ = check_headers(str(saved), "DemoBot", "--body", str(tmp_path / "page.html"))
+    assert "nofollow" in out
+
+
+# --------------------------------------------------------------------------
+# issue 33: the commands agree with the crawl
+
+
+def script_usage(site: Site) -> None:
+    site.script("/robots.txt", Reply(200, b"User-agent: *\nAllow: /\n"))
+    site.script(
+        "/header",
+        Reply(200, b"<p>x", {"Content-Type": "text/html", "Content-Usage": "train-ai=n"}),
+    )
+    site.script(
+        "/meta",
+        Reply(
+            200,
+            b'<html><head></head><meta name="robots" content="noai, nofollow"><body>',
+            {"Content-Type": "text/html"},
+        ),
+    )
+    site.script("/plain", Reply(200, b"<p>x", {"Content-Type": "text/html"}))
+
+
+@pytest_twisted.ensureDeferred
+async def test_robots_page_with_declared_use_is_disallowed_as_in_a_crawl(site: Site) -> None:
+    script_usage(site)
+    header, meta, plain = site.url("/header"), site.url("/meta"), site.url("/plain")
+    result = await run("--usage", "train-ai", "--page", header, meta, plain)
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.splitlines()
+
+    def line_of(url: str) -> str:
+        [found] = [line for line in lines if line.startswith("  ") and f" {url} " in line]
+        return found  # then "; TDMRep: ..." (train-ai is a use TDMRep covers)
+
+    assert line_of(header).startswith(
+        f"  DISALLOWED  {header}  train-ai=n by the page: Content-Usage: train-ai=n "
+        "(a crawl declaring train-ai refuses it)"
+    )
+    assert line_of(meta).startswith(
+        f"  DISALLOWED  {meta}  train-ai=n by the page: "
+        '<meta name="robots" content="noai, nofollow"> (a crawl declaring train-ai refuses it)'
+    )
+    assert line_of(plain).startswith(f"  ALLOWED     {plain}")
+    # Without a declared use the same pages are allowed (exit 0).
+    result = await run("--page", header, meta)
+    assert result.returncode == 0, result.stdout
+
+
+@pytest_twisted.ensureDeferred
+async def test_robots_unreachable_says_what_the_crawl_does(site: Site) -> None:
+    site.script("/robots.txt", Reply(503, b"busy"))
+    url = site.url("/news")
+    result = await run(url)
+    assert result.returncode == 1
+    assert "every URL disallowed" not in result.stdout
+    assert "a crawl's requests wait while robots.txt is fetched again" in result.stdout
+    assert "ROBOTSTXT_UNREACHABLE = 'defer'" in result.stdout
+    result = await run("-s", "ROBOTSTXT_UNREACHABLE=disallow", url)
+    assert result.returncode == 1
+    assert "every URL disallowed (ROBOTSTXT_UNREACHABLE = 'disallow', as Google)" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("headers", "body", "written"),
+    [
+        pytest.param(
+            b"content-usage: train-ai=n\r\n", b"<p>x", "Content-Usage: train-ai=n", id="header"
+        ),
+        pytest.param(
+            b"",
+            b'<head><meta name="robots" content="noai"></head>',
+            '<meta name="robots" content="noai">',
+            id="meta",
+        ),
+    ],
+)
+def test_check_headers_with_a_declared_use(
+    tmp_path: Path, headers: bytes, body: bytes, written: str
+) -> None:
+    saved = tmp_path / "response.txt"
+    saved.write_bytes(b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\n" + headers + b"\r\n" + body)
+    status, out, _ = check_headers(str(saved), "DemoBot", "--usage", "train-ai")
+    assert status == 1
+    assert (
+        f"usage: DISALLOWED for train-ai: {written} (a crawl declaring train-ai refuses this "
+        "response)"
+    ) in out.splitlines()
+    status, out, _ = check_headers(str(saved), "DemoBot", "--usage", "search")
+    assert "usage: ALLOWED for search: the response says no 'no'" in out.splitlines()
+
+
+def test_in_a_crawl_quotes_the_tag_as_written(tmp_path: Path) -> None:
+    saved = tmp_path / "response.txt"
+    saved.write_bytes(
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\n\r\n"
+        b'<head><meta name="robots" content="nofollow,noindex"></head>'
+    )
+    status, out, _ = check_headers(str(saved), "DemoBot")
+    assert status == 1
+    assert (
+        '  requests yielded from this page are not followed (nofollow in <meta name="robots" '
+        'content="nofollow,noindex">; ROBOTSTXT_PAGE_NOFOLLOW)'
+    ) in out.splitlines()
+    assert '<meta name="robots" content="nofollow">' not in out

@@ -152,18 +152,27 @@ async def test_unreachable_origins_disallow_every_url(
     down.script("/robots.txt", Reply(503, b"User-agent: *\nAllow: /\n"))
     missing.script("/robots.txt", Reply(404))
     refused = refused_port.url("/a")
-    result = await run(down.url("/a"), down.url("/b"), missing.url("/c"), refused)
+    # Google's plain behaviour (the default, "defer", waits: test_page_commands.py).
+    result = await run(
+        "-s",
+        "ROBOTSTXT_UNREACHABLE=disallow",
+        down.url("/a"),
+        down.url("/b"),
+        missing.url("/c"),
+        refused,
+    )
     assert result.returncode == 1, result.stderr
     lines = result.stdout.splitlines()
+    disallow = "unreachable: every URL disallowed (ROBOTSTXT_UNREACHABLE = 'disallow', as Google)"
     assert lines[1:5] == [
-        f"{down.url('/robots.txt')}: HTTP 503, unreachable: every URL disallowed",
+        f"{down.url('/robots.txt')}: HTTP 503, {disallow}",
         f"  DISALLOWED  {down.url('/a')}  {UNREACHABLE.format('HTTP 503')}",
         f"  DISALLOWED  {down.url('/b')}  {UNREACHABLE.format('HTTP 503')}",
         f"{missing.url('/robots.txt')}: HTTP 404, no rules: every URL allowed",
     ]
     assert lines[5] == f"  ALLOWED     {missing.url('/c')}  no robots.txt (HTTP 404)"
     assert lines[6].startswith(f"{refused_port.url('/robots.txt')}: ")
-    assert lines[6].endswith(", unreachable: every URL disallowed")
+    assert lines[6].endswith(f", {disallow}")
     assert lines[7].startswith(f"  DISALLOWED  {refused}  robots.txt unreachable: ")
     assert "Connection" in lines[7]
     # The project's RetryMiddleware applies: Scrapy's 2 retries, then unreachable.
@@ -288,7 +297,9 @@ async def test_json_document(make_site: Any) -> None:
     target.script("/moved.txt", Reply(200, ROBOTS))
     down.script("/robots.txt", Reply(429))
     urls = [start.url("/admin/x"), start.url("/ok"), down.url("/")]
-    result = await run("--json", "-s", "RETRY_ENABLED=False", *urls)
+    result = await run(
+        "--json", "-s", "RETRY_ENABLED=False", "-s", "ROBOTSTXT_UNREACHABLE=disallow", *urls
+    )
     assert result.returncode == 1, result.stderr
 
     def entry(url: str, allowed: bool, reason: str, robots: dict[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_googlerobots.htmlmeta import head_meta
+from scrapy_googlerobots.htmlmeta import head_meta, may_name
 
 ROBOTS_NOINDEX = [("robots", "noindex")]
 
@@ -120,16 +120,25 @@ CASES = [
         id="noscript_content_skipped",
     ),
     pytest.param(b"<script>unclosed <meta name=robots content=noindex>", [], id="unclosed_script"),
-    pytest.param(b"<head></head><meta name=robots content=noindex>", [], id="stops_at_head_end"),
     pytest.param(
-        b"<head></HEAD ><meta name=robots content=noindex>", [], id="stops_at_head_end_any_case"
+        b"<head></head><meta name=robots content=noindex>",
+        ROBOTS_NOINDEX,
+        id="after_head_end_goes_back_in_head",
+    ),
+    pytest.param(
+        b"<head></HEAD >\n<!-- x --><link rel=x><meta name=robots content=noindex>",
+        ROBOTS_NOINDEX,
+        id="after_head_end_any_case_after_link_and_comment",
+    ),
+    pytest.param(
+        b"<head></head><p><meta name=robots content=noindex>", [], id="stops_at_content_after_head"
     ),
     pytest.param(b"<body><meta name=robots content=noindex>", [], id="stops_at_body"),
     pytest.param(
         b"<BODY class=x><meta name=robots content=noindex>", [], id="stops_at_body_any_case"
     ),
     pytest.param(
-        b"<head><bodyx><meta name=robots content=noindex>", ROBOTS_NOINDEX, id="bodyx_is_not_body"
+        b"<head><bodyx><meta name=robots content=noindex>", [], id="unknown_element_ends_head"
     ),
     pytest.param(b"<meta name=robots content=noindex", [], id="unclosed_tag_dropped"),
     pytest.param(b'<meta name="robots content=noindex>', [], id="unclosed_quote_dropped"),
@@ -139,6 +148,92 @@ CASES = [
         id="document_order",
     ),
     pytest.param(b"no markup at all", [], id="no_meta_fast_path"),
+    # Issue 33: the head as an HTML5 tree builder builds it.
+    pytest.param(
+        b"<head><!-- x --!><meta name=robots content=noindex>",
+        ROBOTS_NOINDEX,
+        id="comment_closed_by_bang",
+    ),
+    pytest.param(
+        b"<head><!-- x --!<meta name=robots content=noindex>-->", [], id="comment_bang_without_gt"
+    ),
+    pytest.param(
+        b"<!---><meta name=robots content=noindex>", ROBOTS_NOINDEX, id="three_dash_comment_closes"
+    ),
+    pytest.param(
+        b"<!--!><meta name=robots content=noindex>", [], id="bang_gt_right_after_opener_is_text"
+    ),
+    pytest.param(
+        b"<script><!--<script></script><meta name=robots content=x>--></script>"
+        b"<meta name=robots content=noindex>",
+        ROBOTS_NOINDEX,
+        id="script_double_escaped",
+    ),
+    pytest.param(
+        b"<script><!--</script><meta name=robots content=noindex>",
+        ROBOTS_NOINDEX,
+        id="script_escaped_end_tag_still_closes",
+    ),
+    pytest.param(
+        b"<script><!--><meta name=a content=b></script><meta name=robots content=noindex>",
+        ROBOTS_NOINDEX,
+        id="script_empty_escape",
+    ),
+    pytest.param(
+        b"<title>a</title x=y><meta name=robots content=noindex>",
+        ROBOTS_NOINDEX,
+        id="end_tag_with_attributes",
+    ),
+    pytest.param(
+        b'<meta name=tdm-policy content="https://e.example/p?lang=en&region=eu&copy=1&not;&amp">',
+        [("tdm-policy", "https://e.example/p?lang=en&region=eu&copy=1\u00ac&")],
+        id="legacy_reference_rule_in_attributes",
+    ),
+    pytest.param(
+        b"<meta name=robots content='a&#0;b&#x80;c&#1;'>",
+        [("robots", "a\ufffdb\u20acc\x01")],
+        id="numeric_references_as_html",
+    ),
+    pytest.param(
+        b"<meta name=robots content='a\r\nb\rc\x00'>",
+        [("robots", "a\nb\nc\ufffd")],
+        id="newlines_normalised_nul_replaced",
+    ),
+    pytest.param(b"<head><img src=x><meta name=robots content=noindex>", [], id="img_ends_head"),
+    pytest.param(b"<head><div><meta name=robots content=noindex>", [], id="div_ends_head"),
+    pytest.param(b"<head>x<meta name=robots content=noindex>", [], id="text_ends_head"),
+    pytest.param(b"<head>&nbsp;<meta name=robots content=noindex>", [], id="nbsp_ends_head"),
+    pytest.param(b"<head>\x00<meta name=robots content=noindex>", [], id="nul_ends_head"),
+    pytest.param(
+        b"<head>&#32;&Tab;\f<meta name=robots content=noindex>",
+        ROBOTS_NOINDEX,
+        id="whitespace_references_do_not_end_head",
+    ),
+    pytest.param(
+        b"<head><my-widget><meta name=robots content=noindex>", [], id="custom_element_ends_head"
+    ),
+    pytest.param(b"<head></br><meta name=robots content=noindex>", [], id="br_end_tag_ends_head"),
+    pytest.param(
+        b"<head></div></p><meta name=robots content=noindex>",
+        ROBOTS_NOINDEX,
+        id="stray_end_tags_ignored",
+    ),
+    pytest.param(b"<frameset><meta name=robots content=noindex>", [], id="frameset_ends_head"),
+    pytest.param(
+        b"<head></head><noscript><meta name=robots content=noindex></noscript>",
+        [],
+        id="noscript_after_head_is_body",
+    ),
+    pytest.param(
+        b"<head><template><meta name=robots content=x><style></template></style></template>"
+        b"<meta name=robots content=noindex>",
+        ROBOTS_NOINDEX,
+        id="template_content_is_not_the_head",
+    ),
+    pytest.param(b"< meta name=robots content=noindex>", [], id="lt_space_is_text"),
+    pytest.param(
+        b"<head></><meta name=robots content=noindex>", ROBOTS_NOINDEX, id="empty_end_tag_ignored"
+    ),
     pytest.param(b"", [], id="empty_body"),
 ]
 
@@ -228,3 +323,150 @@ _PIECES = st.sampled_from(
 @given(st.lists(_PIECES, max_size=40))
 def test_never_raises_on_markup_soup(pieces: list[bytes]) -> None:
     head_meta(b"".join(pieces))
+
+
+# -- issue 33: the encoding, and no 64 KiB window ---------------------------------
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+def test_utf16_with_bom(codec: str) -> None:
+    text = '<head><meta name="robots" content="noindex, caf\u00e9">'
+    body = "\ufeff".encode(codec) + text.encode(codec)
+    assert head_meta(body) == [("robots", "noindex, caf\u00e9")]
+    # The byte order mark wins over a declared encoding, as in HTML and Scrapy.
+    assert head_meta(body, encoding="iso-8859-1") == [("robots", "noindex, caf\u00e9")]
+
+
+def test_utf8_bom_skipped() -> None:
+    assert head_meta(b"\xef\xbb\xbf<meta name=robots content=noindex>") == ROBOTS_NOINDEX
+
+
+def test_utf16_declared_without_bom() -> None:
+    body = "<meta name=robots content=noindex>".encode("utf-16-le")
+    assert head_meta(body) == []
+    assert head_meta(body, encoding="utf-16-le") == ROBOTS_NOINDEX
+
+
+@pytest.mark.parametrize(
+    ("codec", "content"),
+    [
+        ("windows-1252", "\u00e9t\u00e9 \u20ac"),
+        ("shift_jis", "\u8868\u793a"),
+        ("koi8-r", "\u0434\u0430"),
+    ],
+)
+def test_legacy_encoding(codec: str, content: str) -> None:
+    body = f'<meta charset="{codec}"><meta name="description" content="{content}">'.encode(codec)
+    assert head_meta(body, encoding=codec) == [("description", content)]
+
+
+def test_iso2022_decoded_before_reading() -> None:
+    body = '<meta name="description" content="\u8868\u793a">'.encode("iso2022_jp")
+    assert head_meta(body, encoding="iso-2022-jp") == [("description", "\u8868\u793a")]
+
+
+def test_unknown_encoding_reads_utf8() -> None:
+    assert head_meta(b"<meta name=robots content=noindex>", encoding="x-nonsense") == ROBOTS_NOINDEX
+
+
+def test_head_longer_than_64_kib() -> None:
+    style = b"<style>" + b".a{color:red}" * 20_000 + b"</style>"
+    hreflang = b'<link rel="alternate" hreflang="de" href="https://example.com/de/">' * 2_000
+    body = b"<head>" + style + hreflang + b"<meta name=robots content=noindex></head><body>"
+    assert len(body) > 300_000
+    assert head_meta(body) == ROBOTS_NOINDEX
+
+
+def test_reading_stops_where_the_head_ends() -> None:
+    # What follows the head is the body's: neither read nor counted.
+    body = b"<head><title>t</title></head><body>" + b"<p>x</p>" * 1_000
+    assert head_meta(body + b"<meta name=robots content=noindex>") == []
+
+
+def test_lazy_encoding_asked_only_for_a_wanted_meta() -> None:
+    asked: list[str] = []
+
+    def encoding() -> str:
+        asked.append("asked")
+        return "windows-1252"
+
+    body = '<meta name=viewport content=x><meta name=robots content="\u00e9t\u00e9">'.encode(
+        "cp1252"
+    )
+    assert head_meta(body, lambda n: n == "viewport", encoding=encoding) == [("viewport", "x")]
+    assert asked == ["asked"]
+    assert head_meta(body, lambda n: n == "robots", encoding=encoding) == [
+        ("robots", "\u00e9t\u00e9")
+    ]
+    assert asked == ["asked", "asked"]
+    assert head_meta(b"<title>x</title><p>", encoding=encoding) == []
+    assert len(asked) == 2
+
+
+def test_lazy_encoding_not_read_as_bytes_restarts() -> None:
+    body = '<meta name="d" content="\u8868">'.encode("iso2022_jp")
+    assert head_meta(body, encoding=lambda: "iso-2022-jp") == [("d", "\u8868")]
+    utf16 = "<meta name=robots content=noindex>".encode("utf-16-le")
+    assert head_meta(utf16, encoding=lambda: "utf-16-le") == ROBOTS_NOINDEX
+
+
+# -- may_name: the cheap test before head_meta never hides a meta -------------------
+
+_NAMED_PIECES = st.sampled_from(
+    [
+        b"<meta",
+        b"<META ",
+        b"<mEtA",
+        b" name=",
+        b" NAME=",
+        b"content=",
+        b"'",
+        b'"',
+        b">",
+        b"robots",
+        b"ROBOTS",
+        b"RoBoTs",
+        b"&#114;obots",
+        b"&#x52;OBOTS",
+        b"\xe2\x84\xaa",
+        b"mybot",
+        b"MyBot",
+        b"</head>",
+        b"<p>",
+        b"<main>",
+        b" ",
+        b"x",
+    ]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_NAMED_PIECES, max_size=30))
+def test_may_name_is_false_only_when_head_meta_finds_nothing(pieces: list[bytes]) -> None:
+    body = b"".join(pieces)
+    names = ("robots", "mybot")
+    if not may_name(body, names):
+        assert head_meta(body, names.__contains__) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        pytest.param(b"<title>x</title><p>no meta", False, id="no_meta"),
+        pytest.param(b"<main><meta name=viewport content=x>", False, id="other_name"),
+        pytest.param(b"<meta name=ROBOTS content=x>", True, id="name_any_case"),
+        pytest.param(b"<meta name=&#114;obots content=x>", True, id="name_by_reference"),
+        pytest.param("\ufeff<meta>".encode("utf-16"), True, id="utf16"),
+        pytest.param(b"<meta name=x content=y>" + b" " * 70_000, True, id="large_body_unsure"),
+    ],
+)
+def test_may_name(body: bytes, expected: bool) -> None:
+    assert may_name(body, ("robots",)) is expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_NAMED_PIECES, max_size=30))
+def test_names_as_a_collection_reads_as_the_callable(pieces: list[bytes]) -> None:
+    body = b"".join(pieces)
+    names = ("robots", "mybot")
+    assert head_meta(body, names) == head_meta(body, names.__contains__)

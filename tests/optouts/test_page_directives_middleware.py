@@ -178,7 +178,12 @@ def test_marking_through_itemadapter(caplog: pytest.LogCaptureFixture) -> None:
     assert dict(out[2]) == {"url": "u"}
     assert stats(mw)["robotstxt/page/items_unmarked"] == 3
     assert stats(mw)["robotstxt/page/items_kept/noindex"] == 5
-    [warning] = caplog.messages
+    # Only ours: an earlier test may have left the root logger at DEBUG.
+    [warning] = [
+        r.getMessage()
+        for r in caplog.records
+        if r.name.startswith("scrapy_googlerobots") and r.levelno >= logging.WARNING
+    ]
     assert warning.startswith(
         "Items of noindex pages are kept but cannot be marked: a PlainItem has no field "
         "'robots_noindex'"
@@ -351,3 +356,59 @@ def test_explain_names_the_nofollow_source() -> None:
     assert str(decision) == f"X-Robots-Tag: testbot: nofollow of {URL}"
     assert decision.url == "http://example.com/b" and decision.token == "TestBot"
     assert mw.explain(response) is None  # items: kept
+
+
+@BOTH
+def test_each_response_read_once_interleaved(run: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 33: a page without directives is remembered too, so both hooks of a
+    # response read it once even when another response's hooks run in between.
+    from scrapy_googlerobots.optouts import page_directives
+
+    reads: list[str] = []
+    real = page_directives.from_headers_and_body
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        reads.append("read")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(page_directives, "from_headers_and_body", counting)
+    mw = middleware()
+    first = html_response('<meta name="description" content="x">', url="http://example.com/1")
+    second = html_response('<meta name="robots" content="noarchive">', url="http://example.com/2")
+    mw.process_spider_input(first)
+    mw.process_spider_input(second)
+    assert run(mw, first, [{"a": 1}]) == [{"a": 1}]
+    assert run(mw, second, [{"b": 2}]) == [{"b": 2}]
+    assert len(reads) == 2
+    assert "page_directives" not in first.meta
+    assert second.meta["page_directives"].sources
+
+
+def test_the_page_encoding_is_respected() -> None:
+    # Issue 33: read as Scrapy decodes the page (here a UTF-16 body with its BOM).
+    mw = middleware()
+    text = '<html><head><meta name="robots" content="nofollow"></head><body></body></html>'
+    response = HtmlResponse(
+        URL,
+        body=text.encode("utf-16"),
+        headers={"Content-Type": "text/html"},
+        request=Request(URL),
+    )
+    assert sync_output(mw, response, [Request("http://example.com/b"), {"a": 1}]) == [{"a": 1}]
+
+
+def test_response_memo_forgets_dead_responses() -> None:
+    import gc
+
+    from scrapy_googlerobots.optouts.page_directives import ResponseMemo
+
+    memo: ResponseMemo[int] = ResponseMemo()
+    kept = [html_response(url=f"http://example.com/{n}") for n in range(10)]
+    for n, response in enumerate(kept):
+        memo.put(response, n)
+    for n in range(1_000):  # responses that die at once: swept, never answered for another
+        memo.put(html_response(url=f"http://example.com/x{n}"), -1)
+        gc.collect(0)
+    assert [memo.get(response) for response in kept] == list(range(10))
+    assert len(memo) < 300
+    assert memo.get(html_response()) is None

@@ -298,3 +298,19 @@ def test_from_headers_and_body_never_raises(body: bytes, headers: list[bytes], a
 def test_parse_date_never_raises(text: str) -> None:
     moment = parse_date(text)
     assert moment is None or moment.tzinfo is not None
+
+
+def test_agent_asked_only_when_needed() -> None:
+    # Issue 33: the product token is worked out only for a header or a <meta>.
+    asked: list[str] = []
+
+    def agent() -> str:
+        asked.append("asked")
+        return "MyBot"
+
+    assert from_headers_and_body(None, b"<p>no meta", agent, content_type_is_html=True) is EMPTY
+    assert asked == []
+    page = b"<meta name=mybot content=noindex>" + b" " * 70_000  # too large for the pre-test
+    assert from_headers_and_body(None, page, agent, content_type_is_html=True).noindex
+    assert from_headers_and_body([b"nofollow"], None, agent, content_type_is_html=False).nofollow
+    assert len(asked) == 2
