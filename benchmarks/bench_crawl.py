@@ -31,6 +31,14 @@ answers ``tdmrep.json`` on every origin: a third reserve ``/blog/*`` (with a
 policy), a third have an empty array, a third answer 404. The table adds
 ``ours+tdm/ours``: what declaring a TDM use costs, fetches included.
 
+``--evidence`` (issue 34) adds ``ours+tdm`` and ``ours+evidence``: ``ours+tdm`` with
+``ROBOTSTXT_EVIDENCE`` (a fresh directory per crawl). The table adds
+``ours+evidence/ours+tdm`` and the bytes written (WARC, decision records); with both
+workloads, the extra CPU is split into a part per decision record (per page) and a part
+per origin (its robots.txt and tdmrep.json fetches as WARC) by solving
+``extra = a * pages + b * origins`` over the two, and the bytes are given per 1,000
+origins and per 1,000 pages.
+
 Run from the repository root: ``python benchmarks/bench_crawl.py``
 (``--rounds N``, ``--workload dense|broad``; ``--page-pair`` adds a fourth variant,
 ours without the page directives' spider middleware, and prints
@@ -58,7 +66,7 @@ from typing import Any
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "robotstxt"
 WORKLOADS = {"dense": (150, 20), "broad": (800, 2)}
 VARIANTS = ("none", "stock", "ours")
-ALL_VARIANTS = (*VARIANTS, "robots-only", "ours+tdm")
+ALL_VARIANTS = (*VARIANTS, "robots-only", "ours+tdm", "ours+evidence")
 USER_AGENT = "BenchBot/1.0 (+https://bench.example/bot)"
 GENERIC = ("/", "/index.html", "/about/team/", "/search?q=robots&page=2", "/blog/2024/06/post")
 RULE = re.compile(rb"(?im)^[ \t]*(?:dis)?allow[ \t]*:[ \t]*(/[^\s#]*)")
@@ -92,6 +100,8 @@ VARIANT_SETTINGS["robots-only"] = {
     key: value for key, value in VARIANT_SETTINGS["ours"].items() if key != "SPIDER_MIDDLEWARES"
 }
 VARIANT_SETTINGS["ours+tdm"] = {**VARIANT_SETTINGS["ours"], "ROBOTSTXT_USAGE": ["train-ai"]}
+# --evidence: ours+tdm keeping its evidence (the directory is made per crawl).
+VARIANT_SETTINGS["ours+evidence"] = dict(VARIANT_SETTINGS["ours+tdm"])
 
 
 # -- the server process -----------------------------------------------------------
@@ -210,6 +220,10 @@ def crawl(variant: str, work: str, profile: bool) -> None:
             outcome["failed"] = outcome.get("failed", 0) + 1
 
     settings = {**COMMON_SETTINGS, **VARIANT_SETTINGS[variant]}
+    evidence = None
+    if variant == "ours+evidence":
+        evidence = Path(tempfile.mkdtemp(prefix="bench-evidence-"))
+        settings["ROBOTSTXT_EVIDENCE"] = str(evidence)
     # Imports happen once per process and are not crawl work: every variant
     # imports all robots.txt code before the clock starts. (This matters where
     # PYTHONDONTWRITEBYTECODE is set: a package without .pyc files would be
@@ -263,6 +277,16 @@ def crawl(variant: str, work: str, profile: bool) -> None:
     outcome["tdm_forbidden"] = sum(
         value for key, value in stats.items() if key.startswith("robotstxt/tdmrep/forbidden/")
     )
+    if evidence is not None:
+        import shutil
+
+        files = list(evidence.iterdir())
+        outcome["warc_bytes"] = sum(f.stat().st_size for f in files if f.suffix == ".gz")
+        outcome["decision_bytes"] = sum(f.stat().st_size for f in files if f.suffix == ".jsonl")
+        outcome["decisions"] = sum(
+            stats.get(f"robotstxt/evidence/{verdict}", 0) for verdict in ("allowed", "forbidden")
+        )
+        shutil.rmtree(evidence)
     print(json.dumps(outcome), flush=True)
 
 
@@ -367,7 +391,44 @@ def measure(name: str, rounds: int, variants: tuple[str, ...] = VARIANTS) -> dic
         tdm_ours = [t / o for t, o in zip(cpu["ours+tdm"], cpu["ours"], strict=True)]
         print(f"  ours+tdm/ours {spread(tdm_ours)}")
         figures["ours+tdm/ours"] = statistics.median(tdm_ours)
+    if "ours+evidence" in variants:
+        on = cpu["ours+evidence"]
+        pair = [e / t for e, t in zip(on, cpu["ours+tdm"], strict=True)]
+        extra = [e - t for e, t in zip(on, cpu["ours+tdm"], strict=True)]
+        result = counts["ours+evidence"]
+        print(
+            f"  ours+evidence/ours+tdm {spread(pair)}; extra CPU {spread(extra)} s; "
+            f"{result['decisions']} decision records, {result['decision_bytes']} bytes; "
+            f"WARC {result['warc_bytes']} bytes"
+        )
+        figures["ours+evidence/ours+tdm"] = statistics.median(pair)
+        figures["extra_cpu"] = statistics.median(extra)
+        figures["origins"], figures["pages"] = origins, len(urls)
+        figures["warc_bytes"] = result["warc_bytes"]
+        figures["decision_bytes"] = result["decision_bytes"]
     return figures
+
+
+def evidence_costs(results: dict[str, dict[str, float]]) -> None:
+    """The extra CPU per page and per origin (two workloads, two unknowns); bytes per 1,000."""
+    runs = [figures for figures in results.values() if "extra_cpu" in figures]
+    for figures in runs:
+        print(
+            f"  {int(figures['origins'])} origins: WARC "
+            f"{figures['warc_bytes'] / figures['origins'] * 1000 / 1e6:.2f} MB per 1,000 origins; "
+            f"decision records {figures['decision_bytes'] / figures['pages'] * 1000 / 1e6:.2f} MB "
+            "per 1,000 pages"
+        )
+    if len(runs) != 2:
+        return
+    (p1, o1, e1), (p2, o2, e2) = ((f["pages"], f["origins"], f["extra_cpu"]) for f in runs)
+    det = p1 * o2 - p2 * o1
+    per_page = (e1 * o2 - e2 * o1) / det
+    per_origin = (p1 * e2 - p2 * e1) / det
+    print(
+        f"  evidence CPU: {per_page * 1e6:.0f} us per page (its decision record), "
+        f"{per_origin * 1e3:.2f} ms per origin (its policy files as WARC)"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -383,6 +444,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--tdmrep", action="store_true", help="add the ours+tdm variant (ROBOTSTXT_USAGE train-ai)"
+    )
+    parser.add_argument(
+        "--evidence",
+        action="store_true",
+        help="add ours+tdm and ours+evidence (ROBOTSTXT_EVIDENCE): CPU and bytes of the evidence",
     )
     args = parser.parse_args(argv)
     if not CORPUS.is_dir():
@@ -403,8 +469,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     started = time.monotonic()
     variants = VARIANTS + (("robots-only",) if args.page_pair else ())
-    variants += ("ours+tdm",) if args.tdmrep else ()
+    variants += ("ours+tdm",) if args.tdmrep or args.evidence else ()
+    variants += ("ours+evidence",) if args.evidence else ()
     results = {name: measure(name, args.rounds, variants) for name in args.workload or WORKLOADS}
+    if args.evidence:
+        evidence_costs(results)
     print(f"\n({time.monotonic() - started:.0f} s)")
     if not args.check:
         return 0

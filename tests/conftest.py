@@ -20,7 +20,7 @@ __all__ = ["crawl", "ftp_server", "https_site", "make_ftp", "make_site", "refuse
 # same names): their tests run again on the classic reactor in CI, selected
 # with ``-m scrapy_side``. A test elsewhere that crawls marks itself.
 SCRAPY_SIDE_FOLDERS = frozenset(
-    {"runtime", "fetching", "reporting", "waiting", "pacing", "optouts", "crawl"}
+    {"runtime", "evidence", "fetching", "reporting", "waiting", "pacing", "optouts", "crawl"}
 )
 
 

@@ -34,6 +34,8 @@ FLOORS: dict[str, int] = {
     "stores": 2,
     # The Scrapy side, bottom to top.
     "runtime": 3,
+    # Evidence of what the crawl obeyed (WARC, decision records); read back by the commands.
+    "evidence": 3,
     "fetching": 4,
     "reporting": 5,
     "waiting": 6,

@@ -1,6 +1,7 @@
 """The ``googlerobots`` command: ``check`` URLs against a robots.txt, ``lint`` a robots.txt
 or a ``tdmrep.json``, ``tdmrep``: URLs against a ``tdmrep.json`` (TDMRep),
-``check-headers``: a saved response's page-level directives (``page_check.py``).
+``check-headers``: a saved response's page-level directives (``page_check.py``),
+``evidence show`` / ``verify``: a crawl's ``ROBOTSTXT_EVIDENCE`` directory (``evidence.py``).
 
 Standard library only (besides this package), so it runs wherever the package
 is installed. ROBOTS is a file path, ``-`` for stdin, or an http(s) URL that is
@@ -46,6 +47,8 @@ from dataclasses import dataclass
 from typing import IO, NoReturn
 
 from scrapy_googlerobots import __version__
+from scrapy_googlerobots.commands.evidence import EvidenceError
+from scrapy_googlerobots.commands.evidence import add_parser as add_evidence_parser
 from scrapy_googlerobots.commands.lint import Diagnostic, lint
 from scrapy_googlerobots.commands.page_check import CheckError, run_check_headers
 from scrapy_googlerobots.policy.canonical import canonicalize_url
@@ -470,7 +473,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(
         dest="command",
         required=True,
-        metavar="{check,lint,tdmrep,check-headers}",
+        metavar="{check,lint,tdmrep,check-headers,evidence}",
         parser_class=_Parser,
     )
     robots_help = "robots.txt file, '-' for stdin, or an http(s) URL to fetch"
@@ -563,6 +566,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="User-Agent header for fetching a tdmrep.json URL",
     )
     tdmrep.set_defaults(run=run_tdmrep)
+    add_evidence_parser(commands)
     return parser
 
 
@@ -584,7 +588,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status: int = args.run(args, sys.stdout, sys.stderr)
         sys.stdout.flush()
-    except UsageError as exc:
+    except (UsageError, EvidenceError) as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:

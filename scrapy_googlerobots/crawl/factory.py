@@ -14,12 +14,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from scrapy import signals
 from scrapy.dupefilters import RFPDupeFilter
 from scrapy.utils.misc import load_object
 
+from scrapy_googlerobots.crawl.evidence_trail import EvidenceTrail
 from scrapy_googlerobots.crawl.lifecycle import CloseWatch, Lifecycle
 from scrapy_googlerobots.crawl.robots_file import RobotsTxtFile
 from scrapy_googlerobots.crawl.stock_parser import GoogleRobotParser
+from scrapy_googlerobots.evidence.recorder import EvidenceRecorder
 from scrapy_googlerobots.fetching.coordinator import FetchCoordinator
 from scrapy_googlerobots.fetching.fetcher import RobotsFetcher
 from scrapy_googlerobots.fetching.robots_serve import RobotsServer
@@ -94,6 +97,8 @@ class Parts:
     chain: FileSteps | None = None
     server: RobotsServer | None = None
     explainer: Explainer | None = None
+    evidence: EvidenceTrail | None = None
+    """``ROBOTSTXT_EVIDENCE``: the crawl's evidence (None: off)."""
     pacer: CrawlPacer | None = None
     lifecycle: Lifecycle | None = None
 
@@ -150,6 +155,7 @@ def build(mw: Shell, config: RobotsConfig, clock: Callable[[], float]) -> Parts:
         close_watch, parking,
     )  # fmt: skip
     files = mw._policy_files(parts)
+    parts.evidence = _evidence(parts, files)
     parts.steps = parking.steps = [_step(parts, file, type(mw).DOWNLOAD_PRIORITY) for file in files]
     parts.records = parking.records = _parked_records(parts)
     for step in parts.steps:
@@ -209,8 +215,49 @@ def _step(parts: Parts, file: PolicyFile, priority: int) -> FileStep:
         engine_running=lambda: engine_is_running(crawler.engine),
         on_done=room.after_fetch,
         lease_ttl=config.fetch_lease_ttl,
+        evidence=parts.evidence.fetched if parts.evidence is not None else None,
     )
     return FileStep(file, room, clock=parts.clock, hand_back=parking.hand_back)
+
+
+def _evidence(parts: Parts, files: Sequence[PolicyFile]) -> EvidenceTrail | None:
+    """The crawl's evidence when ``ROBOTSTXT_EVIDENCE`` asks for it (ValueError without
+    warcio: the crawl stops at start-up), its signals connected; None when off."""
+    config, crawler = parts.config, parts.crawler
+    recorded: dict[str, Any] = {
+        "max_size": config.max_size,
+        "page_directives": config.page_directives,
+    }
+    recorder = EvidenceRecorder.open(config.evidence, recorded)
+    if recorder is None:
+        return None
+    default_agent = config.default_user_agent
+
+    def user_agent_of(request: Request) -> str:
+        value = request.headers.get(b"User-Agent")
+        return value.decode("latin-1") if value else default_agent
+
+    def robots_decision(request: Request) -> RobotsDecision | None:
+        assert parts.explainer is not None, "built before the first decision"
+        return parts.explainer.robots(request)
+
+    trail = EvidenceTrail(
+        recorder,
+        files=[(file.kind, file.needs) for file in files],
+        store_get=parts.store.get,
+        token_of=parts.agents.token,
+        user_agent_of=user_agent_of,
+        declared_of=parts.usage.declared_of,
+        tdm_applies=parts.tdm.applies,
+        explain=robots_decision,
+        pages=reader_for(crawler, config) if config.page_directives else None,
+        settings=recorded,
+        stats=crawler.stats,
+        clock=parts.clock,
+    )
+    crawler.signals.connect(trail.start, signal=signals.spider_opened)
+    crawler.signals.connect(trail.close, signal=signals.spider_closed)
+    return trail
 
 
 def _parked_records(parts: Parts) -> Records:

@@ -41,6 +41,7 @@ from twisted.internet.defer import Deferred, fail, succeed
 
 from scrapy_googlerobots.crawl.bad_setting import RefuseEverything
 from scrapy_googlerobots.crawl.factory import build
+from scrapy_googlerobots.evidence.recorder import check_evidence
 from scrapy_googlerobots.fetching.robots_serve import ROBOTS_PATH
 from scrapy_googlerobots.policy.canonical import canonicalize_url
 from scrapy_googlerobots.reporting.reporter import FORBIDDEN_MESSAGE
@@ -107,11 +108,21 @@ class GoogleRobotsTxtMiddleware:
         keys = {file.trigger_meta for file in later if not file.always}
         self._later_always = any(file.always for file in later) or len(keys) > 1
         self._trigger = keys.pop() if len(keys) == 1 else _NO_KEY
+        if parts.evidence is not None:
+            # ROBOTSTXT_EVIDENCE: each decision recorded. Off, the methods stay the class's own.
+            self.process_request = parts.evidence.wrap_process_request(  # type: ignore[method-assign]
+                self.process_request, coroutine=PROCESS_REQUEST_IS_COROUTINE
+            )
+            self.process_response = parts.evidence.wrap_process_response(  # type: ignore[method-assign]
+                self.process_response
+            )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self | RefuseEverything:
         try:
-            RobotsConfig.from_settings(crawler.settings)
+            config = RobotsConfig.from_settings(crawler.settings)
+            if config.obey and config.evidence:
+                check_evidence(config.evidence)  # warcio installed, the directory made
         except ValueError as exc:  # a ROBOTSTXT_* setting that cannot work: one clear line
             if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
                 raise NotConfigured from None

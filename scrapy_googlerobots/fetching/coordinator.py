@@ -53,6 +53,10 @@ class FetchingOrigin(Protocol):
 
 _S = TypeVar("_S", bound=FetchingOrigin)
 
+Evidence = Callable[[str, str, FetchResult, "PolicyRecord"], None]
+"""Keeps one fetch (``ROBOTSTXT_EVIDENCE``): the file's name, the store key, the result,
+the record stored."""
+
 # Longest pause between looks at another worker's lease (its end, or a store outage).
 _MAX_LEASE_POLL = 1.0
 
@@ -72,6 +76,7 @@ class FetchCoordinator(Generic[_S]):
         engine_running: Callable[[], bool],
         on_done: Callable[[_S, PolicyRecord | None], None],
         lease_ttl: float,
+        evidence: Evidence | None = None,
     ) -> None:
         self.store = store
         self.file = file
@@ -83,6 +88,8 @@ class FetchCoordinator(Generic[_S]):
         self.engine_running = engine_running
         self.on_done = on_done
         self.lease_ttl = lease_ttl
+        # ROBOTSTXT_EVIDENCE: what keeps each fetch (None: off).
+        self.evidence = evidence
         # Fetch leases held now (origin key -> renewal), released at once by a stop.
         self._held: dict[str, _LeaseRenewal] = {}
 
@@ -145,6 +152,8 @@ class FetchCoordinator(Generic[_S]):
         it is reported, then the file does what follows (robots.txt sends
         ``robots_parsed``). The waiting requests are released after this.
         """
+        if self.evidence is not None:
+            self.evidence(self.file.kind.name, state.key, result, record)
         self.reporter.fetched(
             state.key, result, record, previous, waiting=state.waiting, now=self.clock()
         )

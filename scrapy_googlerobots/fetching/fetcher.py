@@ -82,6 +82,10 @@ class FetchResult:
     """The body was cut at ``ROBOTSTXT_MAX_SIZE`` (and the download stopped there)."""
     redirects: list[str] = field(default_factory=list)
     """URLs redirected to, in order."""
+    hops: list[Response] = field(default_factory=list)
+    """The redirect responses, in order (for the crawl's evidence)."""
+    request: Request | None = None
+    """The last request sent (for the evidence of a fetch that got no response)."""
     whole: bool = False
     """RULES: ``body`` is the whole response body, decoded as Scrapy decodes it (not
     cut at ``ROBOTSTXT_MAX_SIZE``, not in an encoding read as empty)."""
@@ -144,26 +148,34 @@ class RobotsFetcher:
         url = self.url_of(origin)
         seen = {url}
         redirects: list[str] = []
+        hops: list[Response] = []
         while True:
             download, started = started or self._start(url, origin), None
             result = await self._finish(download)
+            result.request = download.request
             response = result.response
             if response is None or not is_redirect(response.status):
-                result.redirects = redirects
+                result.redirects, result.hops = redirects, hops
                 return result
             location = response.headers.get(b"Location")
             if not location:
-                result.redirects = redirects
+                result.redirects, result.hops = redirects, hops
                 return result  # a redirect status without a target: outcome "as 404"
             target = urljoin(response.url, safe_url_string(location.decode("latin-1")))
             problem = self._unfollowable(target, seen, len(redirects))
             if problem is not None:
                 return FetchResult(
-                    FetchOutcome.ALLOW_ALL, problem, response=response, redirects=redirects
+                    FetchOutcome.ALLOW_ALL,
+                    problem,
+                    response=response,
+                    redirects=redirects,
+                    hops=hops,
+                    request=download.request,
                 )
             self._inc("robotstxt/redirect/hops")
             seen.add(target)
             redirects.append(target)
+            hops.append(response)
             url = target
 
     def _unfollowable(self, target: str, seen: set[str], hops: int) -> str | None:

@@ -9,7 +9,7 @@ by the copy held; ``sitemaps()`` gives the ``Sitemap:`` lines of an origin.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from scrapy_googlerobots.policy.canonical import canonicalize_url
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
@@ -80,20 +80,9 @@ class Explainer:
         (see :meth:`GoogleRobotsTxtMiddleware.explain
         <scrapy_googlerobots.GoogleRobotsTxtMiddleware.explain>`)."""
         ref = self._origin_ref(request.url)
-        if ref is None:
+        decision = self.robots(request, ref)
+        if ref is None or decision is None:
             return None
-        record = self._get(ref.key)
-        if record is None or record.outcome is FetchOutcome.UNREACHABLE:
-            return None
-        token = self._token(request)
-        canonical = canonicalize_url(request.url)
-        robots_url = ref.origin.robots_url
-        if record.outcome is FetchOutcome.ALLOW_ALL:
-            decision = RobotsDecision(
-                canonical, robots_url, True, 0, None, "", token, has_rules=False
-            )
-        else:
-            decision = explain_rules(self._rules_of(record), canonical, token, robots_url)
         for ref_of, file in self.later:
             try:
                 needed = file.needs(request)
@@ -104,3 +93,21 @@ class Explainer:
             if held is not None:  # not fetched yet: nothing known
                 decision = file.annotate(request, held, decision)
         return decision
+
+    def robots(
+        self, request: Request, ref: OriginRef | Literal[False] | None = False
+    ) -> RobotsDecision | None:
+        """robots.txt's decision on ``request`` alone (``ref``: its origin's, when known)."""
+        if ref is False:
+            ref = self._origin_ref(request.url)
+        if ref is None:
+            return None
+        record = self._get(ref.key)
+        if record is None or record.outcome is FetchOutcome.UNREACHABLE:
+            return None
+        token = self._token(request)
+        canonical = canonicalize_url(request.url)
+        robots_url = ref.origin.robots_url
+        if record.outcome is FetchOutcome.ALLOW_ALL:
+            return RobotsDecision(canonical, robots_url, True, 0, None, "", token, has_rules=False)
+        return explain_rules(self._rules_of(record), canonical, token, robots_url)

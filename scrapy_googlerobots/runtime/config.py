@@ -51,6 +51,7 @@ DEFAULTS: dict[str, object] = {
     "ROBOTSTXT_PAGE_NOINDEX_ITEMS": "keep",
     "ROBOTSTXT_PAGE_NOINDEX_FIELD": None,
     "ROBOTSTXT_PAGE_REL_NOFOLLOW": [],
+    "ROBOTSTXT_EVIDENCE": None,
 }
 
 _MODES: tuple[UnreachableMode, ...] = ("defer", "disallow")
@@ -107,6 +108,9 @@ class RobotsConfig:
     ``noindex`` page (None: items are not changed)."""
     page_rel_nofollow: tuple[str, ...] = ()
     """``ROBOTSTXT_PAGE_REL_NOFOLLOW``: link ``rel`` values whose targets are not followed."""
+    evidence: str | None = None
+    """``ROBOTSTXT_EVIDENCE``: the directory of the crawl's evidence (policy files as WARC,
+    decision records); None: none is kept."""
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsConfig:
@@ -146,6 +150,7 @@ class RobotsConfig:
             crawl_delay=settings.getbool("ROBOTSTXT_CRAWL_DELAY", False),
             crawl_delay_max=reader.seconds("ROBOTSTXT_CRAWL_DELAY_MAX"),
             usage=declared_use(settings.get("ROBOTSTXT_USAGE"), "ROBOTSTXT_USAGE"),
+            evidence=_evidence_directory(settings.get("ROBOTSTXT_EVIDENCE")),
             **_page_settings(settings),
         )
         config._check_consistency()
@@ -170,6 +175,18 @@ class RobotsConfig:
                 f"ROBOTSTXT_RETRY_MAX_DELAY ({self.retry_max_delay:g}); lower the delay or "
                 "raise the maximum"
             )
+
+
+def _evidence_directory(value: object) -> str | None:
+    """``ROBOTSTXT_EVIDENCE`` checked: a directory path (str or path-like), or None / empty."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str) or hasattr(value, "__fspath__"):
+        return str(value)
+    raise ValueError(
+        f"ROBOTSTXT_EVIDENCE must be the path of a directory for the crawl's evidence, "
+        f"got {value!r}"
+    )
 
 
 class _PageSettings(TypedDict):

@@ -61,6 +61,7 @@ def test_every_default_is_listed() -> None:
         "ROBOTSTXT_PAGE_NOINDEX_ITEMS",
         "ROBOTSTXT_PAGE_NOINDEX_FIELD",
         "ROBOTSTXT_PAGE_REL_NOFOLLOW",
+        "ROBOTSTXT_EVIDENCE",
     }
 
 
@@ -260,6 +261,11 @@ def test_usage_setting_values(value: object, expected: tuple[str, ...]) -> None:
             {"ROBOTSTXT_USAGE": ["train-ai", None]},
             "ROBOTSTXT_USAGE: a usage category is a string, got None",
             id="usage_not_a_string",
+        ),
+        pytest.param(
+            {"ROBOTSTXT_EVIDENCE": True},
+            "ROBOTSTXT_EVIDENCE must be the path of a directory for the crawl's evidence, got True",
+            id="evidence_not_a_path",
         ),
     ],
 )
