@@ -77,6 +77,7 @@ def record_after_fetch(
     timings: FetchTimings,
     headers: bytes | None = None,
     parse_rules: bool = True,
+    retry_after: float | None = None,
 ) -> PolicyRecord:
     """The record of ``key`` after a fetch with ``outcome`` at ``now``.
 
@@ -87,12 +88,14 @@ def record_after_fetch(
     notes the outage; with none, the record says "unreachable since". A good
     fetch starts a fresh record whose lifetime comes from ``Cache-Control``.
     ``parse_rules=False``: the body is not robots.txt (a ``tdmrep.json``); it is
-    kept unparsed.
+    kept unparsed. ``retry_after``: seconds the answer's ``Retry-After`` asks
+    (:func:`~scrapy_googlerobots.policy.slowdown.parse_retry_after`); an
+    unreachable fetch is not retried before them, whatever the backoff says.
     """
     if outcome is FetchOutcome.UNREACHABLE:
         failures = (previous.failures if previous is not None else 0) + 1
         since = previous.unreachable_since if previous is not None else None
-        retry_at = now + timings.backoff(failures)
+        retry_at = now + max(timings.backoff(failures), retry_after or 0.0)
         if previous is not None and previous.outcome is not FetchOutcome.UNREACHABLE:
             return dataclasses.replace(
                 previous,

@@ -320,3 +320,24 @@ async def test_max_wait_drops_only_the_expired_request_the_later_one_is_crawled(
     assert stats["robotstxt/unreachable/deferred"] == 2
     assert stats["robotstxt/unreachable/dropped"] == 1
     assert stats["robotstxt/unreachable/released"] == 1
+
+
+@requires_parking
+@pytest_twisted.ensureDeferred
+async def test_policy_file_fetch_is_one_download_per_attempt_and_no_error(
+    make_site: Callable[..., Site],
+) -> None:
+    # Scrapy's RetryMiddleware on, as in a default project: it would download
+    # each attempt up to 3 times and end with "Gave up retrying" at ERROR.
+    site = make_site()
+    site.script("/robots.txt", Reply(503), Reply(429), Reply(200, b"User-agent: *\nAllow: /\n"))
+    urls = [site.url(f"/page/{n}") for n in range(3)]
+    settings = robots_settings(
+        RETRY_ENABLED=True, ROBOTSTXT_RETRY_DELAY=0.2, ROBOTSTXT_RETRY_MAX_DELAY=0.4
+    )
+    result = await run_crawl(settings, urls, timeout=30)
+    assert sorted(result.downloaded) == sorted(urls)
+    # Two failed attempts and the good one: three downloads, not 3 + 3 + 1.
+    assert site.hits("/robots.txt") == 3
+    assert result.messages(logging.ERROR) == []
+    assert "retry/count" not in result.stats
