@@ -1,0 +1,269 @@
+"""A site that asks to slow down, for every worker: pauses, slow-downs, send slots.
+
+:class:`SiteSlowDown` keeps what the crawl knows of each origin's "slow down"
+(rules in :mod:`scrapy_googlerobots.policy.slowdown`):
+
+- a ``429``/``503`` answer with ``Retry-After`` pauses the origin, in the store
+  (:class:`~scrapy_googlerobots.stores.base.PaceStore`) so that every worker
+  sharing it holds back too; workers read the store's pauses once a second
+  (:meth:`SiteSlowDown.poll`); after the pause the origin is slowed down;
+- one without ``Retry-After`` slows it down (a raised gap between requests,
+  recovering after successes);
+- a request for a slowed origin, or for one paced by its ``Crawl-delay`` in
+  a cluster, reserves a send slot in the store (:meth:`SiteSlowDown.slot`)
+  and waits for it.
+
+:class:`PauseRoom` holds the requests of paused origins outside the scheduler
+and the downloader, recorded in the store like requests waiting for robots.txt
+(so a stop hands them over and a kill leaves them to be adopted), and sends
+them on, in the order they came, when the pause ends.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from scrapy_googlerobots.policy.slowdown import (
+    SLOW_DOWN_STATUSES,
+    PauseKind,
+    SlowDown,
+    parse_retry_after,
+    pause_decision,
+)
+from scrapy_googlerobots.runtime.timers import Timer
+from scrapy_googlerobots.waiting.origin_state import Parked
+
+if TYPE_CHECKING:
+    from scrapy import Request
+
+    from scrapy_googlerobots.reporting.slow_down_report import SlowDownReport
+    from scrapy_googlerobots.stores.base import PaceStore
+    from scrapy_googlerobots.waiting.parked_records import Records
+
+__all__ = ["PAUSES_META", "POLL_EVERY", "Pause", "PauseRoom", "SiteSlowDown"]
+
+PAUSES_META = "_robotstxt_pauses"
+"""How many pauses a request has waited out (its retry count is given back for each)."""
+
+#: Seconds between two reads of the shared store's pauses (one round trip each).
+POLL_EVERY = 1.0
+
+# A request that has waited out this many pauses keeps the retry count the
+# pauses cost it: a site that never stops asking ends in RetryMiddleware's give-up.
+_MAX_PAUSES_FORGIVEN = 10
+
+
+@dataclass(slots=True)
+class Pause:
+    """An origin's pause: until ``until`` (the crawl's monotonic clock), why, and whether its
+    requests are dropped meanwhile (a pause beyond ``ROBOTSTXT_SLOW_DOWN_MAX_PAUSE``)."""
+
+    until: float
+    reason: str
+    drop: bool = False
+
+
+class SiteSlowDown:
+    """What the crawl knows of origins that asked to slow down (see the module doc).
+
+    ``shared``: the store is shared with other workers (pauses are read back
+    from it, crawl delays become cluster-wide send slots).
+    """
+
+    def __init__(
+        self,
+        store: PaceStore,
+        report: SlowDownReport,
+        *,
+        max_pause: float,
+        shared: Callable[[], bool],
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.report = report
+        self.max_pause = max_pause
+        self.shared = shared
+        self._clock = clock
+        self._wall = wall
+        self.paused: dict[str, Pause] = {}
+        self.slowed: dict[str, SlowDown] = {}
+
+    # -- the hot path ------------------------------------------------------------
+
+    def pause_of(self, key: str) -> Pause | None:
+        """``key``'s pause in force, or None."""
+        pause = self.paused.get(key)
+        if pause is None:
+            return None
+        if self._clock() >= pause.until:
+            del self.paused[key]
+            return None
+        return pause
+
+    def gap(self, key: str) -> float:
+        """Seconds ``key``'s slow-down keeps between two of its requests (0: none)."""
+        state = self.slowed.get(key)
+        return state.delay if state is not None else 0.0
+
+    def slot(self, key: str, gap: float) -> float:
+        """Reserve ``key``'s next send ``gap`` s after the one before: the seconds to wait."""
+        wait = self.store.reserve_send(key, gap)
+        self.report.slot(key, wait, shared=self.shared())
+        return wait
+
+    # -- answers -----------------------------------------------------------------
+
+    def on_answer(self, key: str, url: str, status: int, retry_after: bytes | None) -> Pause | None:
+        """A response of ``key`` arrived: the pause it starts, if any.
+
+        429/503 with a usable ``Retry-After``: a pause (shared through the
+        store), then a slow-down; without one: a slow-down. Any other status:
+        one success towards the slow-down's recovery.
+        """
+        if status not in SLOW_DOWN_STATUSES:
+            state = self.slowed.get(key)
+            if state is not None:
+                after = state.after_success()
+                if after is None:
+                    del self.slowed[key]
+                    self.report.recovered(key)
+                else:
+                    self.slowed[key] = after
+            return None
+        read = parse_retry_after(retry_after, self._wall())
+        if read is not None and read.seconds is not None:
+            decision = pause_decision(read.seconds, self.max_pause)
+            value = (retry_after or b"").decode("latin-1").strip()
+            reason = f"Retry-After: {value} from <{status} {url}>"
+            lasts = self.store.pause_origin(key, decision.seconds, reason)
+            pause = self._pause(key, lasts, reason, drop=decision.kind is PauseKind.DROP)
+            self.report.paused(key, status, lasts, reason, drop=pause.drop)
+            self.slowed[key] = SlowDown.after_answer(self.slowed.get(key))
+            return pause
+        if read is not None and read.problem is not None:
+            self.report.bad_retry_after(key, read.problem)
+        state = SlowDown.after_answer(self.slowed.get(key))
+        self.slowed[key] = state
+        self.report.slowed(key, status, state.delay)
+        return None
+
+    def poll(self) -> list[str]:
+        """Read the pauses other workers set; the origins newly paused here."""
+        learned = []
+        now = self._clock()
+        for key, (left, reason) in self.store.paused_origins().items():
+            known = self.paused.get(key)
+            if known is not None and known.until >= now + left - POLL_EVERY:
+                continue
+            self._pause(key, left, reason, drop=left > self.max_pause)
+            self.slowed.setdefault(key, SlowDown())
+            self.report.learned_pause(key, left, reason)
+            learned.append(key)
+        return learned
+
+    def _pause(self, key: str, seconds: float, reason: str, *, drop: bool) -> Pause:
+        until = self._clock() + seconds
+        known = self.paused.get(key)
+        if known is not None and known.until >= until:
+            return known
+        pause = self.paused[key] = Pause(until, reason, drop)
+        return pause
+
+
+class PauseRoom:
+    """Requests held for their origin's pause (see the module doc).
+
+    ``records()`` gives the store's records of waiting requests (kept there
+    while they wait); ``crawl`` sends a request back to the engine; ``idle``
+    is called when the room empties.
+    """
+
+    def __init__(
+        self,
+        slow_down: SiteSlowDown,
+        report: SlowDownReport,
+        *,
+        records: Callable[[], Records],
+        crawl: Callable[[Request], None],
+        idle: Callable[[], None],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.slow_down = slow_down
+        self.report = report
+        self._records = records
+        self._crawl = crawl
+        self._idle = idle
+        self._clock = clock
+        self._held: dict[str, deque[Parked]] = {}
+        self._timers: dict[str, tuple[float, Timer]] = {}
+
+    @property
+    def busy(self) -> bool:
+        """Some request is held: the spider must stay open."""
+        return bool(self._held)
+
+    def held(self) -> int:
+        return sum(len(queue) for queue in self._held.values())
+
+    def parked_requests(self) -> list[Request]:
+        """The held requests, per origin in the order they came."""
+        return [entry.request for queue in self._held.values() for entry in queue]
+
+    def origins(self) -> dict[str, tuple[int, Pause | None]]:
+        """Origin -> (requests held, its pause): what the crawl waits for."""
+        return {key: (len(q), self.slow_down.paused.get(key)) for key, q in self._held.items()}
+
+    def hold(self, key: str, request: Request, pause: Pause, rid: str | None = None) -> None:
+        """Hold ``request`` until ``key``'s ``pause`` ends (``rid``: its record, if adopted)."""
+        meta = request.meta
+        pauses = int(meta.get(PAUSES_META, 0)) + 1
+        meta[PAUSES_META] = pauses
+        if pauses <= _MAX_PAUSES_FORGIVEN:
+            # The retry a pause cost it is given back: waiting is not failing.
+            retries = meta.get("retry_times")
+            if isinstance(retries, int) and retries > 0:
+                meta["retry_times"] = retries - 1
+        entry = Parked(request, pause.until, rid=rid)
+        self._records().record(entry)
+        self._held.setdefault(key, deque()).append(entry)
+        self._arm(key, pause.until)
+        self.report.held(request, pause.reason, pause.until - self._clock())
+
+    def _arm(self, key: str, until: float) -> None:
+        armed = self._timers.get(key)
+        if armed is not None:
+            if armed[0] >= until:
+                return
+            armed[1].cancel()
+        self._timers[key] = (until, Timer(until - self._clock(), lambda: self.release(key)))
+
+    def release(self, key: str) -> None:
+        """``key``'s pause is over (unless another worker made it longer): send its requests."""
+        self._timers.pop(key, None)
+        pause = self.slow_down.pause_of(key)
+        if pause is not None:
+            self._arm(key, pause.until)
+            return
+        queue = self._held.pop(key, None)
+        if queue:
+            entries = list(queue)
+            kept = self._records().forget(entries)
+            for entry in kept:
+                self._crawl(entry.request)
+            self.report.released(len(kept))
+        if not self._held:
+            self._idle()
+
+    def take_all(self) -> list[Parked]:
+        """Every held request, the room emptied (a stop hands them over)."""
+        for _, timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+        entries = [entry for queue in self._held.values() for entry in queue]
+        self._held.clear()
+        return entries
