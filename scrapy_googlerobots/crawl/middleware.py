@@ -80,15 +80,17 @@ from scrapy_googlerobots.fetching.tdmrep_fetcher import TdmRepFetcher
 from scrapy_googlerobots.optouts.page_directives import reader_for
 from scrapy_googlerobots.optouts.tdm_gate import TdmGate
 from scrapy_googlerobots.optouts.usage_gate import USAGE_META, UsageGate
-from scrapy_googlerobots.pacing.crawl_delay import CrawlPacer, DelayLookup
+from scrapy_googlerobots.pacing.crawl_delay import CrawlPacer, DelayLookup, applied_delay
 from scrapy_googlerobots.policy.canonical import canonicalize_url
 from scrapy_googlerobots.policy.decision import Action, is_the_copy_waited_for
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.origin import OriginRef, origin_of
 from scrapy_googlerobots.policy.record import FetchTimings, ParsedRulesCache
+from scrapy_googlerobots.policy.slowdown import SLOW_DOWN_STATUSES
 from scrapy_googlerobots.policy.tdm import tdm_store_key
 from scrapy_googlerobots.reporting.explain import RobotsDecision, explain_rules
 from scrapy_googlerobots.reporting.reporter import FORBIDDEN_MESSAGE, Reporter
+from scrapy_googlerobots.reporting.slow_down_report import SlowDownReport
 from scrapy_googlerobots.reporting.summary import CrawlSummary
 from scrapy_googlerobots.reporting.tdm_reports import TdmReports
 from scrapy_googlerobots.runtime.agents import AgentTokens
@@ -101,7 +103,7 @@ from scrapy_googlerobots.runtime.scrapy_compat import (
     engine_is_running,
     engine_takes_requests_back,
 )
-from scrapy_googlerobots.runtime.timers import Timer
+from scrapy_googlerobots.runtime.timers import Timer, sleep
 from scrapy_googlerobots.stores.factory import build_store
 from scrapy_googlerobots.stores.layered import LayeredPolicyStore
 from scrapy_googlerobots.tdmrep import resolve as resolve_tdm
@@ -121,6 +123,7 @@ from scrapy_googlerobots.waiting.parked_records import (
     ParkedRecords,
     Records,
 )
+from scrapy_googlerobots.waiting.slow_down import Pause, PauseRoom, SiteSlowDown, SlowDownGate
 from scrapy_googlerobots.waiting.tdm_room import (
     TDM_GAVE_UP_META,
     TDM_RELEASED_META,
@@ -195,6 +198,8 @@ class GoogleRobotsTxtMiddleware:
         self._rules_of = self._rules.rules_of
         # scheme://authority prefix of a URL -> its origin (None: no robots.txt).
         self._origins: dict[str, OriginRef | None] = {}
+        # Origin key -> (fetched_at of its robots.txt, its cluster-wide delay).
+        self._delays: dict[str, tuple[float, float | None]] = {}
         self._memo_size = _MEMO_SIZE
         self._agents = AgentTokens(
             config.user_agent, config.default_user_agent, lambda: {"spider": crawler.spider}
@@ -202,23 +207,84 @@ class GoogleRobotsTxtMiddleware:
         self._fixed_token = self._agents.fixed
         # What the spider's own download of a robots.txt may weigh (0: no limit).
         self._download_maxsize = crawler.settings.getint("DOWNLOAD_MAXSIZE")
-        self._close_watch = CloseWatch(
-            lambda: crawler.engine, self._shutdown, lambda: self._room.busy or self._tdm_room.busy
-        )
+        self._close_watch = CloseWatch(lambda: crawler.engine, self._shutdown, self._busy)
         self._stopping = self._close_watch.stopping
         self._room = self._waiting_room(timings)
         self._tdm_room = self._tdm_waiting_room(timings)
         self._records = self._room.records = self._parked_records()
         self._tdm_room.records = self._records
-        self._handover = HandOver(
-            crawler, (self._room, self._tdm_room), self._records, self._reporter, self._store
-        )
         self._connect_signals()
-        # Opt-in: Google ignores Crawl-delay and Request-rate.
+        # A site's "slow down" (429/503) and, in a cluster, Crawl-delay as send slots.
+        self._gate = self._slow_down_gate()
+        rooms: tuple[Any, ...] = (self._room, self._tdm_room)
+        if self._gate is not None:
+            rooms += (self._gate.room,)
+        self._handover = HandOver(crawler, rooms, self._records, self._reporter, self._store)
+        # Opt-in: Google ignores Crawl-delay and Request-rate. In a cluster the
+        # gate's send slots pace it instead of each worker's download slots.
         self._pacer = (
             CrawlPacer(crawler, self._reporter, self._robots_delay, maximum=config.crawl_delay_max)
-            if config.crawl_delay
+            if config.crawl_delay and not self._cluster_paced
             else None
+        )
+
+    def _slow_down_gate(self) -> SlowDownGate | None:
+        """The gate of pauses, slow-downs and cluster send slots, or None when all are off."""
+        config, store = self.config, self._store
+        shared = isinstance(store, LayeredPolicyStore) and store.pace_across_hosts
+        self._cluster_paced = config.crawl_delay and shared
+        if not config.slow_down and not self._cluster_paced:
+            return None
+        pace: Any = store
+        report = SlowDownReport(self.crawler)
+        site = SiteSlowDown(
+            pace,
+            report,
+            max_pause=config.slow_down_max_pause,
+            shared=lambda: isinstance(store, LayeredPolicyStore) and store.shares_pace,
+        )
+        room = PauseRoom(
+            site, report, records=lambda: self._records, crawl=self._crawl, idle=self._rooms_idle
+        )
+        return SlowDownGate(
+            self.crawler,
+            site,
+            room,
+            origin_key=self._origin_key,
+            delay_of=self._cluster_delay if self._cluster_paced else None,
+            listen=self._listen,
+            answers=config.slow_down,
+            poll=isinstance(store, LayeredPolicyStore) and store.shares_pace,
+        )
+
+    def _origin_key(self, url: str) -> str | None:
+        ref = self._origin_ref(url)
+        return None if ref is None else ref.key
+
+    def _cluster_delay(self, request: Request, key: str) -> float | None:
+        """The Crawl-delay / Request-rate ``key``'s robots.txt asks of ``request``, capped."""
+        record = self._store_get(key)
+        if record is None:
+            return None
+        memo = self._delays.get(key)
+        if memo is not None and memo[0] == record.fetched_at:
+            return memo[1]
+        rules = self._rules_of(record)
+        delay = applied_delay(rules.delay(self._token(request)), self.config.crawl_delay_max)
+        self._delays[key] = (record.fetched_at, delay)
+        return delay
+
+    def _busy(self) -> bool:
+        """Something waits here: the spider must stay open."""
+        gate = self._gate
+        return self._room.busy or self._tdm_room.busy or (gate is not None and gate.room.busy)
+
+    def _pending(self) -> bool:
+        gate = self._gate
+        return (
+            self._room.pending
+            or self._tdm_room.pending
+            or (gate is not None and (gate.room.busy or bool(gate.site.paused)))
         )
 
     def _parked_records(self) -> Records:
@@ -298,8 +364,8 @@ class GoogleRobotsTxtMiddleware:
         return room
 
     def _rooms_idle(self) -> None:
-        """A waiting room has nothing pending: if the other has nothing either, go idle."""
-        if not self._room.pending and not self._tdm_room.pending:
+        """A waiting room has nothing pending: if the others have nothing either, go idle."""
+        if not self._pending():
             self._room_idle()
 
     def _connect_signals(self) -> None:
@@ -337,7 +403,7 @@ class GoogleRobotsTxtMiddleware:
 
     def _unlisten(self, *, closing: bool = False) -> None:
         self._cancel_unlisten()
-        if self._listening and (closing or not (self._room.pending or self._tdm_room.pending)):
+        if self._listening and (closing or not self._pending()):
             self._listening = False
             self.crawler.signals.disconnect(
                 self._on_request_scheduled, signal=signals.request_scheduled
@@ -369,6 +435,11 @@ class GoogleRobotsTxtMiddleware:
             ref = self._resolve(url, cut)
         if ref is None:
             return None
+        gate = self._gate
+        if gate is not None and gate.active:
+            held = await self._slow_down(request, ref.key, gate)
+            if held is not None:
+                return held
         record = self._store_get(ref.key)
         if record is not None and self._clock() < record.expires_at:
             rules = record.rules or self._rules_of(record)
@@ -406,8 +477,14 @@ class GoogleRobotsTxtMiddleware:
         self, request: Request, spider: Spider | None = None
     ) -> Deferred[Request | Response | None] | None:
         """As the stock method before Scrapy 2.14: a Deferred for every request it checks."""
-        if request.meta.get("dont_obey_robotstxt") or self._origin_ref(request.url) is None:
+        if request.meta.get("dont_obey_robotstxt"):
+            return None
+        ref = self._origin_ref(request.url)
+        if ref is None:
             return None  # like the stock method for data:, file: ... URLs
+        gate = self._gate
+        if gate is not None and gate.active:
+            return deferred_from_coro(self._slow_down_then_check(request, ref.key, gate))  # type: ignore[no-any-return]
         outcome: (
             Request
             | Response
@@ -434,6 +511,53 @@ class GoogleRobotsTxtMiddleware:
     process_request = (
         _process_request_async if PROCESS_REQUEST_IS_COROUTINE else _process_request_deferred
     )
+
+    async def _slow_down_then_check(
+        self, request: Request, key: str, gate: SlowDownGate
+    ) -> Request | Response | None:
+        """The Deferred convention's path while the gate is active: its wait, then the check."""
+        held = await self._slow_down(request, key, gate)
+        if held is not None:
+            return held
+        checked = self._check(request)
+        if isinstance(checked, (Request, Response)):
+            return checked
+        if checked is not None:
+            return await self._then_tdm(checked, request)
+        outcome = self._tdm_check(request)
+        if outcome is None or isinstance(outcome, Request):
+            return outcome
+        await outcome
+        return None
+
+    async def _slow_down(self, request: Request, key: str, gate: SlowDownGate) -> Request | None:
+        """``request``'s origin asked to slow down or is paced across the cluster: None once it
+        may go (after waiting for its send slot), or the request handed back to be held for
+        its origin's pause. Raises ``IgnoreRequest`` during a pause beyond the cap."""
+        while True:
+            step = gate.before_send(request, key)
+            if step is None:
+                return None
+            if not isinstance(step, Pause):
+                await sleep(step)
+                return None
+            if step.drop:
+                raise gate.dropped(request, step)
+            meta = request.meta
+            if (
+                self._can_park
+                and not meta.get(HANDED_BACK_META)
+                and engine_takes_requests_back(self.crawler.engine)
+                and not self._stopping()
+            ):
+                meta[HANDED_BACK_META] = True
+                if not request.dont_filter:
+                    meta[OWN_DONT_FILTER_META] = True
+                    request.dont_filter = True
+                self._listen()
+                return request
+            # Nowhere to hold it (an older Scrapy, engine.download): it waits here.
+            await sleep(step.until - time.monotonic())
 
     def _check(self, request: Request) -> Request | Response | Coroutine[Any, Any, None] | None:
         """For the Deferred convention: None (let through), raise ``IgnoreRequest``,
@@ -624,14 +748,42 @@ class GoogleRobotsTxtMiddleware:
 
     def process_response(
         self, request: Request, response: Response, spider: Spider | None = None
-    ) -> Response:
+    ) -> Response | Request:
         """Give ``response.meta["usage_preferences"]`` to a response that carries AI usage
         preferences (robots.txt, its ``Content-Usage`` header); raise ``IgnoreRequest``
         when its header says "no" for a use the request declares."""
+        gate = self._gate
+        if gate is not None and response.status in SLOW_DOWN_STATUSES:
+            again = self._held_again(request, response, gate)
+            if again is not None:
+                return again
         response = self._usage.response(request, response)
         if self._tdm.seen:
             return self._tdm.response(request, response)
         return response
+
+    def _held_again(
+        self, request: Request, response: Response, gate: SlowDownGate
+    ) -> Request | None:
+        """A 429/503 that paused its origin and reached us (RetryMiddleware did not re-send
+        it): the request again, to be held for the pause; None if the spider takes it."""
+        meta = request.meta
+        if (
+            meta.get("dont_retry")
+            or meta.get("dont_obey_robotstxt")
+            or meta.get("handle_httpstatus_all")
+            or response.status in meta.get("handle_httpstatus_list", ())
+        ):
+            return None
+        key = self._origin_key(request.url)
+        pause = gate.site.pause_of(key) if key is not None else None
+        if pause is None or pause.drop:
+            return None
+        again = request.copy()
+        if not again.dont_filter:
+            again.meta[OWN_DONT_FILTER_META] = True
+            again.dont_filter = True
+        return again
 
     def _check_slow(
         self, request: Request, ref: OriginRef, record: PolicyRecord | None
@@ -777,6 +929,14 @@ class GoogleRobotsTxtMiddleware:
         ref = self._origin_ref(request.url)
         if ref is None:
             return
+        gate = self._gate
+        if (
+            gate is not None
+            and gate.site.paused
+            and not self._stopping()
+            and gate.hold(request, ref.key)
+        ):
+            raise IgnoreRequest("Waiting for its origin's pause to end")
         now = self._clock()
         record = self._store_get(ref.key)
         if record is not None and now < record.expires_at:
@@ -814,7 +974,7 @@ class GoogleRobotsTxtMiddleware:
     def _on_spider_idle(self, **_: Any) -> None:
         if self._close_watch.closing:
             return
-        if self._room.busy or self._tdm_room.busy:
+        if self._busy():
             raise DontCloseSpider
         # About to close: take over what stopped workers handed over since the
         # last beat, rather than leave it for the next crawl.
@@ -826,6 +986,8 @@ class GoogleRobotsTxtMiddleware:
         call_before_scheduler_close(crawler_engine(self.crawler), self._close_watch.close)
         if isinstance(self._records, ParkedRecords):
             self._records.start()
+        if self._gate is not None:
+            self._gate.start()
         jobdir, spider = self.crawler.settings.get("JOBDIR"), self.crawler.spider
         if jobdir and spider is not None:
             # Upgrade path from 0.1.0 (its JOBDIR/robotstxt.parked journal); goes with it.
@@ -865,8 +1027,12 @@ class GoogleRobotsTxtMiddleware:
         self._reporter.flush_counts()
         self._tdm_reports.flush_counts()
         self._unlisten(closing=True)
+        if self._gate is not None:
+            self._gate.close()
         if self.config.summary:
             self._reporter.crawl_summary()
+            if self._gate is not None:
+                self._gate.site.report.log_summary()
         # Nothing is parked any more: the close handed every waiting request over or dropped it.
         self._store.close()
 

@@ -14,8 +14,11 @@ the answers that say it most plainly:
 - **A slow-down.** 429 or 503 *without* a usable ``Retry-After``: the origin's
   requests are spaced by a raised delay (:class:`SlowDown`), starting at
   :data:`SLOW_DOWN_FIRST` seconds and doubling with each further such answer
-  up to :data:`SLOW_DOWN_MAX`; every :data:`RECOVER_AFTER` successful
-  answers in a row halve it, and under :data:`SLOW_DOWN_FIRST` it ends.
+  up to :data:`SLOW_DOWN_MAX` (answers arriving within one delay of the last
+  raise do not raise it again: they answer requests already on their way);
+  every :data:`RECOVER_AFTER` successful answers in a row halve it, and
+  under :data:`SLOW_DOWN_FIRST` it ends. After a pause the origin resumes at
+  :data:`SLOW_DOWN_FIRST` seconds between requests and recovers the same way.
 
 Bad ``Retry-After`` values (a negative number, a fraction, an unparsable
 date) are not a pause: the caller logs and counts them, and the answer is
@@ -127,23 +130,29 @@ class SlowDown:
     """An origin's slow-down after 429/503 answers without ``Retry-After``.
 
     ``delay`` is the gap kept between two of its requests; ``successes``
-    counts successful answers since the delay last changed.
+    counts successful answers since the delay last changed; ``raised_at`` is
+    when it was last raised (any clock, the caller's).
     """
 
     delay: float = SLOW_DOWN_FIRST
     successes: int = 0
+    raised_at: float = 0.0
 
     @classmethod
-    def after_answer(cls, current: SlowDown | None) -> SlowDown:
-        """The slow-down after another 429/503 without ``Retry-After``: doubled, capped."""
+    def after_answer(cls, current: SlowDown | None, now: float = 0.0) -> SlowDown:
+        """The slow-down after another 429/503 without ``Retry-After`` at ``now``: doubled,
+        capped. Answers within one ``delay`` of the last raise answer requests sent before
+        it took effect (several in flight at once): they do not raise it again."""
         if current is None:
-            return cls()
-        return cls(min(current.delay * 2.0, SLOW_DOWN_MAX), 0)
+            return cls(raised_at=now)
+        if now - current.raised_at < current.delay:
+            return current
+        return cls(min(current.delay * 2.0, SLOW_DOWN_MAX), 0, now)
 
     def after_success(self) -> SlowDown | None:
         """The slow-down after a successful answer; None once it has recovered."""
         successes = self.successes + 1
         if successes < RECOVER_AFTER:
-            return SlowDown(self.delay, successes)
+            return SlowDown(self.delay, successes, self.raised_at)
         delay = self.delay / 2.0
-        return SlowDown(delay, 0) if delay >= SLOW_DOWN_FIRST else None
+        return SlowDown(delay, 0, self.raised_at) if delay >= SLOW_DOWN_FIRST else None

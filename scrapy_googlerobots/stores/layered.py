@@ -238,6 +238,12 @@ class LayeredPolicyStore:
     # -- PaceStore: the shared store's, or this worker's while it is out -----
 
     @property
+    def pace_across_hosts(self) -> bool:
+        """The shared store is one a cluster shares (Redis): ``Crawl-delay`` becomes its send
+        slots. SQLite (one host, usually one process) keeps the per-worker pacing."""
+        return self._pace is not None and bool(getattr(self.shared, "shared_by_hosts", False))
+
+    @property
     def shares_pace(self) -> bool:
         """True when slots and pauses are shared with other processes (now)."""
         return self._pace is not None and not self.degraded

@@ -212,6 +212,9 @@ class RedisPolicyStore:
     timeouts this store relies on.
     """
 
+    shared_by_hosts = True
+    """Workers on many hosts share it: pacing through it is cluster-wide."""
+
     def __init__(
         self,
         client: Any,

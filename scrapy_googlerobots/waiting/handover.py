@@ -24,21 +24,30 @@ In every case the request keeps the time it was first parked, so that
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from scrapy_googlerobots.policy.tdm import TDM_STORE_PREFIX
 from scrapy_googlerobots.runtime.scrapy_compat import crawler_engine
 from scrapy_googlerobots.waiting.origin_state import Parked, clear_bookkeeping
 from scrapy_googlerobots.waiting.parked_records import ParkedRecords, Records, serialize_request
+from scrapy_googlerobots.waiting.slow_down import PAUSE_KEY_PREFIX
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from scrapy_googlerobots.reporting.reporter import Reporter
     from scrapy_googlerobots.stores.base import PolicyStore
-    from scrapy_googlerobots.waiting.waiting_room import WaitingRoom
 
 __all__ = ["HandOver"]
+
+
+class _Room(Protocol):
+    """What the hand-over needs of a room: its fetches (None: none) and its requests."""
+
+    @property
+    def fetches(self) -> Any: ...
+
+    def shutdown(self) -> list[tuple[str, Parked]]: ...
 
 
 class HandOver:
@@ -47,7 +56,7 @@ class HandOver:
     def __init__(
         self,
         crawler: Crawler,
-        rooms: Sequence[WaitingRoom],
+        rooms: Sequence[_Room],
         records: Records,
         reporter: Reporter,
         store: PolicyStore,
@@ -79,9 +88,13 @@ class HandOver:
         if isinstance(self.records, ParkedRecords):
             self.records.stop()
         for key, entry in dropped:
-            what = "tdmrep.json" if key.startswith(TDM_STORE_PREFIX) else "robots.txt"
-            origin = key.removeprefix(TDM_STORE_PREFIX)
-            reason = f"{what} of {origin} not known yet: the spider is closing"
+            if key.startswith(PAUSE_KEY_PREFIX):
+                origin = key.removeprefix(PAUSE_KEY_PREFIX)
+                reason = f"{origin} asked for a pause that had not ended: the spider is closing"
+            else:
+                what = "tdmrep.json" if key.startswith(TDM_STORE_PREFIX) else "robots.txt"
+                origin = key.removeprefix(TDM_STORE_PREFIX)
+                reason = f"{what} of {origin} not known yet: the spider is closing"
             self.reporter.errback_dropped(entry.request, reason, key)
         self.reporter.handed_over(kept, requeued, store=self.store, fetch_leases=leases)
         if dropped:

@@ -5,7 +5,7 @@
 
 - a ``429``/``503`` answer with ``Retry-After`` pauses the origin, in the store
   (:class:`~scrapy_googlerobots.stores.base.PaceStore`) so that every worker
-  sharing it holds back too; workers read the store's pauses once a second
+  sharing it holds back too; workers read the store's pauses four times a second
   (:meth:`SiteSlowDown.poll`); after the pause the origin is slowed down;
 - one without ``Retry-After`` slows it down (a raised gap between requests,
   recovering after successes);
@@ -25,8 +25,12 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from scrapy import signals
+from scrapy.exceptions import IgnoreRequest
+
+from scrapy_googlerobots.fetching.fetcher import ORIGIN_META
 from scrapy_googlerobots.policy.slowdown import (
     SLOW_DOWN_STATUSES,
     PauseKind,
@@ -39,18 +43,39 @@ from scrapy_googlerobots.waiting.origin_state import Parked
 
 if TYPE_CHECKING:
     from scrapy import Request
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
 
     from scrapy_googlerobots.reporting.slow_down_report import SlowDownReport
     from scrapy_googlerobots.stores.base import PaceStore
     from scrapy_googlerobots.waiting.parked_records import Records
 
-__all__ = ["PAUSES_META", "POLL_EVERY", "Pause", "PauseRoom", "SiteSlowDown"]
+__all__ = [
+    "PAUSES_META",
+    "PAUSE_KEY_PREFIX",
+    "POLL_EVERY",
+    "SEND_MARGIN",
+    "Pause",
+    "PauseRoom",
+    "SiteSlowDown",
+    "SlowDownGate",
+]
+
+PAUSE_KEY_PREFIX = "pause|"
+"""How the hand-over tells a request held for a pause from one waiting for a policy file."""
 
 PAUSES_META = "_robotstxt_pauses"
 """How many pauses a request has waited out (its retry count is given back for each)."""
 
+#: Seconds added to every send slot (see :meth:`SiteSlowDown.slot`).
+SEND_MARGIN = 0.1
+
 #: Seconds between two reads of the shared store's pauses (one round trip each).
-POLL_EVERY = 1.0
+POLL_EVERY = 0.25
+
+# A Retry-After ending within this many seconds of the pause in force is the same
+# pause (answers to requests that were on their way when it began).
+_SAME_PAUSE = 1.0
 
 # A request that has waited out this many pauses keeps the retry count the
 # pauses cost it: a site that never stops asking ends in RetryMiddleware's give-up.
@@ -111,8 +136,12 @@ class SiteSlowDown:
         return state.delay if state is not None else 0.0
 
     def slot(self, key: str, gap: float) -> float:
-        """Reserve ``key``'s next send ``gap`` s after the one before: the seconds to wait."""
-        wait = self.store.reserve_send(key, gap)
+        """Reserve ``key``'s next send ``gap`` s after the one before: the seconds to wait.
+
+        Slots are :data:`SEND_MARGIN` longer than ``gap``: a send that leaves a
+        little late (a busy reactor) never comes closer than ``gap`` to the next.
+        """
+        wait = self.store.reserve_send(key, gap + SEND_MARGIN)
         self.report.slot(key, wait, shared=self.shared())
         return wait
 
@@ -136,20 +165,29 @@ class SiteSlowDown:
                     self.slowed[key] = after
             return None
         read = parse_retry_after(retry_after, self._wall())
+        known = self.pause_of(key)
+        now = self._clock()
         if read is not None and read.seconds is not None:
+            if known is not None and known.until >= now + read.seconds - _SAME_PAUSE:
+                return known  # an answer to a request on its way before the pause began
             decision = pause_decision(read.seconds, self.max_pause)
             value = (retry_after or b"").decode("latin-1").strip()
             reason = f"Retry-After: {value} from <{status} {url}>"
             lasts = self.store.pause_origin(key, decision.seconds, reason)
             pause = self._pause(key, lasts, reason, drop=decision.kind is PauseKind.DROP)
             self.report.paused(key, status, lasts, reason, drop=pause.drop)
-            self.slowed[key] = SlowDown.after_answer(self.slowed.get(key))
+            # Then it resumes gently, not with everything held at once.
+            self.slowed.setdefault(key, SlowDown(raised_at=now))
             return pause
         if read is not None and read.problem is not None:
             self.report.bad_retry_after(key, read.problem)
-        state = SlowDown.after_answer(self.slowed.get(key))
-        self.slowed[key] = state
-        self.report.slowed(key, status, state.delay)
+        if known is not None:
+            return known  # paused already: its requests wait, nothing more to slow
+        current = self.slowed.get(key)
+        state = SlowDown.after_answer(current, now)
+        if state is not current:
+            self.slowed[key] = state
+            self.report.slowed(key, status, state.delay)
         return None
 
     def poll(self) -> list[str]:
@@ -161,7 +199,7 @@ class SiteSlowDown:
             if known is not None and known.until >= now + left - POLL_EVERY:
                 continue
             self._pause(key, left, reason, drop=left > self.max_pause)
-            self.slowed.setdefault(key, SlowDown())
+            self.slowed.setdefault(key, SlowDown(raised_at=now))
             self.report.learned_pause(key, left, reason)
             learned.append(key)
         return learned
@@ -259,11 +297,133 @@ class PauseRoom:
         if not self._held:
             self._idle()
 
-    def take_all(self) -> list[Parked]:
-        """Every held request, the room emptied (a stop hands them over)."""
+    # -- for the hand-over at a stop (waiting.handover) ---------------------------
+
+    fetches = None
+    """No fetch of its own (the hand-over asks every room for its fetch leases)."""
+
+    def shutdown(self) -> list[tuple[str, Parked]]:
+        """Every held request with its room key (``pause|<origin>``), the room emptied."""
         for _, timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
-        entries = [entry for queue in self._held.values() for entry in queue]
+        entries = [
+            (PAUSE_KEY_PREFIX + key, entry) for key, queue in self._held.items() for entry in queue
+        ]
         self._held.clear()
         return entries
+
+
+class SlowDownGate:
+    """Where the crawl meets :class:`SiteSlowDown` and :class:`PauseRoom` (one per crawler).
+
+    - every response (``response_downloaded``, before any middleware's
+      ``process_response``, so before ``RetryMiddleware`` re-sends it) tells
+      :meth:`SiteSlowDown.on_answer` how the site answered;
+    - ``process_request`` asks :meth:`before_send`, while :attr:`active`:
+      a request of a paused origin is handed back (and held at
+      ``request_scheduled``, :meth:`hold`), one of a paced or slowed origin
+      waits for its send slot;
+    - with a shared store the store's pauses are read every :data:`POLL_EVERY` s.
+
+    ``delay_of(key)``: the ``Crawl-delay`` paced for the origin across the
+    cluster (None: none, or pacing stays per worker).
+    """
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        site: SiteSlowDown,
+        room: PauseRoom,
+        *,
+        origin_key: Callable[[str], str | None],
+        delay_of: Callable[[Request, str], float | None] | None,
+        listen: Callable[[], None],
+        answers: bool,
+        poll: bool,
+    ) -> None:
+        self.crawler = crawler
+        self.site = site
+        self.room = room
+        self._origin_key = origin_key
+        self._delay_of = delay_of
+        self._listen = listen
+        self._poll = poll
+        self._poll_timer: Timer | None = None
+        self._closed = False
+        if answers:
+            crawler.signals.connect(self._on_response, signal=signals.response_downloaded)
+
+    @property
+    def active(self) -> bool:
+        """``process_request`` must ask :meth:`before_send` (some origin is paused, slowed,
+        or paced across the cluster)."""
+        site = self.site
+        return bool(site.paused or site.slowed or self._delay_of is not None)
+
+    def start(self) -> None:
+        """The spider is open: read the shared store's pauses from now on."""
+        if self._poll:
+            self._poll_timer = Timer(POLL_EVERY, self._read_pauses)
+
+    def close(self) -> None:
+        self._closed = True
+        timer, self._poll_timer = self._poll_timer, None
+        if timer is not None:
+            timer.cancel()
+
+    def _read_pauses(self) -> None:
+        if self._closed:
+            return
+        try:
+            if self.site.poll():
+                self._listen()
+        finally:
+            self._poll_timer = Timer(POLL_EVERY, self._read_pauses)
+
+    # -- responses ---------------------------------------------------------------
+
+    def _on_response(self, response: Response, request: Request, **_: Any) -> None:
+        status = response.status
+        site = self.site
+        if status not in SLOW_DOWN_STATUSES and not site.slowed:
+            return  # the common case: nothing asked, nothing to recover from
+        if ORIGIN_META in request.meta:
+            return  # a policy file's fetch: its backoff honours Retry-After
+        key = self._origin_key(request.url)
+        if key is None:
+            return
+        pause = site.on_answer(key, request.url, status, response.headers.get(b"Retry-After"))
+        if pause is not None:
+            self._listen()
+
+    # -- requests ----------------------------------------------------------------
+
+    def before_send(self, request: Request, key: str) -> Pause | float | None:
+        """``request`` of ``key`` is about to be sent: its origin's pause (hold it, or drop it
+        if ``drop``), the seconds to wait for its send slot, or None (send now)."""
+        site = self.site
+        pause = site.pause_of(key)
+        if pause is not None:
+            return pause
+        gap = site.gap(key)
+        if self._delay_of is not None:
+            delay = self._delay_of(request, key)
+            if delay is not None and delay > gap:
+                gap = delay
+        if gap <= 0:
+            return None
+        wait = site.slot(key, gap)
+        return wait if wait > 0 else None
+
+    def hold(self, request: Request, key: str) -> bool:
+        """At ``request_scheduled``: hold ``request`` if its origin is paused; True if held."""
+        pause = self.site.pause_of(key)
+        if pause is None or pause.drop:
+            return False  # a drop happens in process_request, where the errback runs
+        self.room.hold(key, request, pause)
+        return True
+
+    def dropped(self, request: Request, pause: Pause) -> IgnoreRequest:
+        """The exception dropping ``request`` during a pause beyond the cap."""
+        return IgnoreRequest(self.site.report.dropped(request, pause.reason))

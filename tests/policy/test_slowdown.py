@@ -74,15 +74,25 @@ def test_slow_down_doubles_to_its_ceiling() -> None:
     state = SlowDown.after_answer(None)
     assert state.delay == SLOW_DOWN_FIRST
     delays = []
+    now = 0.0
     for _ in range(10):
-        state = SlowDown.after_answer(state)
+        now += 100.0
+        state = SlowDown.after_answer(state, now)
         delays.append(state.delay)
     assert delays[:3] == [SLOW_DOWN_FIRST * 2, SLOW_DOWN_FIRST * 4, SLOW_DOWN_FIRST * 8]
     assert delays[-1] == SLOW_DOWN_MAX
 
 
+def test_answers_already_on_their_way_do_not_raise_it_again() -> None:
+    state = SlowDown.after_answer(None, 10.0)
+    # Three more 429s within the 2 s: answers to requests sent before the first.
+    for at in (10.1, 10.5, 11.9):
+        assert SlowDown.after_answer(state, at) is state
+    assert SlowDown.after_answer(state, 12.0).delay == 2 * SLOW_DOWN_FIRST
+
+
 def test_slow_down_recovers_after_successes() -> None:
-    state: SlowDown | None = SlowDown.after_answer(SlowDown.after_answer(None))  # 4 s
+    state: SlowDown | None = SlowDown.after_answer(SlowDown.after_answer(None), 100.0)  # 4 s
     answers = 0
     while state is not None:
         previous = state.delay
@@ -100,5 +110,5 @@ def test_another_answer_during_recovery_restarts_the_count() -> None:
         recovered = state.after_success()
         assert recovered is not None
         state = recovered
-    state = SlowDown.after_answer(state)
+    state = SlowDown.after_answer(state, 100.0)
     assert state.successes == 0 and state.delay == SLOW_DOWN_FIRST * 2

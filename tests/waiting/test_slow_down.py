@@ -6,6 +6,7 @@ from __future__ import annotations
 import email.utils
 import logging
 import time
+from collections.abc import Callable
 
 import pytest
 from scrapy.utils.test import get_crawler
@@ -24,7 +25,12 @@ KEY = "http://busy.example:80"
 URL = "http://busy.example/p/3"
 
 
-def make(store: PaceStore | None = None, *, max_pause: float = 3600.0) -> SiteSlowDown:
+def make(
+    store: PaceStore | None = None,
+    *,
+    max_pause: float = 3600.0,
+    clock: Callable[[], float] = time.monotonic,
+) -> SiteSlowDown:
     crawler = get_crawler()
     crawler.stats.open_spider(None)
     return SiteSlowDown(
@@ -32,6 +38,7 @@ def make(store: PaceStore | None = None, *, max_pause: float = 3600.0) -> SiteSl
         SlowDownReport(crawler),
         max_pause=max_pause,
         shared=lambda: False,
+        clock=clock,
     )
 
 
@@ -46,12 +53,14 @@ def test_429_with_retry_after_pauses_then_slows(caplog: pytest.LogCaptureFixture
     assert pause is not None and not pause.drop
     assert pause.reason == f"Retry-After: 6 from <429 {URL}>"
     assert slow.pause_of(KEY) is pause
+    # 429s answering requests that were on their way: the same pause, one line.
+    assert slow.on_answer(KEY, "http://busy.example/p/4", 429, b"6") is pause
     assert pause.until - time.monotonic() == pytest.approx(6.0, abs=0.1)
     # After the pause the origin resumes slowly.
     assert slow.gap(KEY) == SLOW_DOWN_FIRST
     assert stats(slow)["robotstxt/slow_down/paused/429"] == 1
     assert stats(slow)["robotstxt/slow_down/seconds_paused"] == 6
-    assert any("Pausing http://busy.example:80 for 6 s" in m for m in caplog.messages)
+    assert sum("Pausing http://busy.example:80 for 6 s" in m for m in caplog.messages) == 1
 
 
 def test_an_http_date_pauses_too() -> None:
@@ -71,10 +80,15 @@ def test_beyond_the_cap_the_pause_holds_and_requests_drop() -> None:
 
 
 def test_no_retry_after_slows_down_and_successes_recover() -> None:
-    slow = make()
+    now = [1_000.0]
+    slow = make(clock=lambda: now[0])
     assert slow.on_answer(KEY, URL, 503, None) is None
     assert slow.pause_of(KEY) is None
     assert slow.gap(KEY) == SLOW_DOWN_FIRST
+    # Answers to requests already on their way: not a second raise.
+    slow.on_answer(KEY, URL, 429, None)
+    assert slow.gap(KEY) == SLOW_DOWN_FIRST
+    now[0] += SLOW_DOWN_FIRST
     slow.on_answer(KEY, URL, 429, None)
     assert slow.gap(KEY) == 2 * SLOW_DOWN_FIRST
     for _ in range(2 * RECOVER_AFTER):
