@@ -18,6 +18,7 @@ from scrapy_googlerobots.fetching.fetcher import FetchResult
 from scrapy_googlerobots.fetching.robots_copy import kept_headers
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.record import record_after_fetch
+from scrapy_googlerobots.policy.slowdown import retry_after_of
 from scrapy_googlerobots.runtime.timers import Timer, sleep
 
 if TYPE_CHECKING:
@@ -215,6 +216,7 @@ class FetchCoordinator(Generic[_S]):
             timings=self.timings,
             headers=headers,
             parse_rules=self.robots,
+            retry_after=retry_after_of(response, self.clock()),
         )
 
     async def _lease(self, state: _S, seen: PolicyRecord | None) -> bool:

@@ -31,6 +31,7 @@ import datetime
 import email.utils
 import enum
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 __all__ = [
     "DEFAULT_MAX_PAUSE",
@@ -44,6 +45,7 @@ __all__ = [
     "SlowDown",
     "parse_retry_after",
     "pause_decision",
+    "retry_after_of",
 ]
 
 #: The statuses that ask a crawler to slow down (with or without ``Retry-After``).
@@ -95,6 +97,20 @@ def parse_retry_after(value: bytes | str | None, now: float) -> RetryAfter | Non
         # HTTP-dates are GMT (RFC 9110 §5.6.7), the asctime form without saying so.
         when = when.replace(tzinfo=datetime.timezone.utc)
     return RetryAfter(max(0.0, when.timestamp() - now))
+
+
+class _HasHeaders(Protocol):
+    @property
+    def headers(self) -> Any: ...
+
+
+def retry_after_of(response: _HasHeaders | None, now: float) -> float | None:
+    """The seconds a response's usable ``Retry-After`` asks for (None: none or unusable);
+    for a policy file's fetch, whose next attempt is no earlier than that."""
+    if response is None:
+        return None
+    read = parse_retry_after(response.headers.get(b"Retry-After"), now)
+    return None if read is None else read.seconds
 
 
 class PauseKind(enum.Enum):

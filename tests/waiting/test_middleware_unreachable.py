@@ -341,3 +341,17 @@ async def test_policy_file_fetch_is_one_download_per_attempt_and_no_error(
     assert site.hits("/robots.txt") == 3
     assert result.messages(logging.ERROR) == []
     assert "retry/count" not in result.stats
+
+
+@requires_parking
+@pytest_twisted.ensureDeferred
+async def test_robots_retry_after_sets_the_next_attempt_no_earlier(site: Site) -> None:
+    # The backoff would try again after 0.1 s; the site asked for 2 s.
+    site.script(
+        "/robots.txt", Reply(503, headers={"Retry-After": "2"}), Reply(200, b"User-agent: *\n")
+    )
+    settings = robots_settings(ROBOTSTXT_RETRY_DELAY=0.1, ROBOTSTXT_RETRY_MAX_DELAY=0.2)
+    result = await run_crawl(settings, [site.url("/page")], timeout=30)
+    assert result.downloaded == [site.url("/page")]
+    first, second = site.requests("/robots.txt")
+    assert second.at - first.at >= 2.0 - 0.05
