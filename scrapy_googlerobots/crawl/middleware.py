@@ -436,7 +436,7 @@ class GoogleRobotsTxtMiddleware:
         if ref is None:
             return None
         gate = self._gate
-        if gate is not None and gate.active:
+        if gate is not None and gate.site.engaged:
             held = await self._slow_down(request, ref.key, gate)
             if held is not None:
                 return held
@@ -483,7 +483,7 @@ class GoogleRobotsTxtMiddleware:
         if ref is None:
             return None  # like the stock method for data:, file: ... URLs
         gate = self._gate
-        if gate is not None and gate.active:
+        if gate is not None and gate.site.engaged:
             return deferred_from_coro(self._slow_down_then_check(request, ref.key, gate))  # type: ignore[no-any-return]
         outcome: (
             Request

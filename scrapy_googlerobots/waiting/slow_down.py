@@ -117,6 +117,14 @@ class SiteSlowDown:
         self._wall = wall
         self.paused: dict[str, Pause] = {}
         self.slowed: dict[str, SlowDown] = {}
+        self.always = False
+        """Every request asks :meth:`SlowDownGate.before_send` (Crawl-delay as cluster slots)."""
+        self.engaged = False
+        """``process_request`` must ask (an attribute, read on the hot path)."""
+
+    def changed(self) -> None:
+        """Some origin's pause or slow-down began or ended."""
+        self.engaged = self.always or bool(self.paused or self.slowed)
 
     # -- the hot path ------------------------------------------------------------
 
@@ -127,6 +135,7 @@ class SiteSlowDown:
             return None
         if self._clock() >= pause.until:
             del self.paused[key]
+            self.changed()
             return None
         return pause
 
@@ -160,6 +169,7 @@ class SiteSlowDown:
                 after = state.after_success()
                 if after is None:
                     del self.slowed[key]
+                    self.changed()
                     self.report.recovered(key)
                 else:
                     self.slowed[key] = after
@@ -178,6 +188,7 @@ class SiteSlowDown:
             self.report.paused(key, status, lasts, reason, drop=pause.drop)
             # Then it resumes gently, not with everything held at once.
             self.slowed.setdefault(key, SlowDown(raised_at=now))
+            self.changed()
             return pause
         if read is not None and read.problem is not None:
             self.report.bad_retry_after(key, read.problem)
@@ -187,6 +198,7 @@ class SiteSlowDown:
         state = SlowDown.after_answer(current, now)
         if state is not current:
             self.slowed[key] = state
+            self.changed()
             self.report.slowed(key, status, state.delay)
         return None
 
@@ -202,6 +214,8 @@ class SiteSlowDown:
             self.slowed.setdefault(key, SlowDown(raised_at=now))
             self.report.learned_pause(key, left, reason)
             learned.append(key)
+        if learned:
+            self.changed()
         return learned
 
     def _pause(self, key: str, seconds: float, reason: str, *, drop: bool) -> Pause:
@@ -351,15 +365,16 @@ class SlowDownGate:
         self._poll = poll
         self._poll_timer: Timer | None = None
         self._closed = False
+        site.always = delay_of is not None
+        site.changed()
         if answers:
             crawler.signals.connect(self._on_response, signal=signals.response_downloaded)
 
     @property
     def active(self) -> bool:
         """``process_request`` must ask :meth:`before_send` (some origin is paused, slowed,
-        or paced across the cluster)."""
-        site = self.site
-        return bool(site.paused or site.slowed or self._delay_of is not None)
+        or paced across the cluster). The hot path reads ``site.engaged`` itself."""
+        return self.site.engaged
 
     def start(self) -> None:
         """The spider is open: read the shared store's pauses from now on."""
