@@ -24,6 +24,9 @@ duplicate filter and the robots.txt store, ``ROBOTSTXT_CRAWL_DELAY = True``).
 - ``dead``: five origins whose robots.txt answers 503 and one that refuses
   connections, 4 pages each, for ``--dead-seconds``; then every worker gets
   SIGINT. Reported: the ERROR lines of all workers' logs, by message.
+- ``mixed`` (not part of ``all``): ``--origins`` origins (300), 3 pages each, a
+  tenth paced by ``Crawl-delay: 1``, a tenth answering 429 + ``Retry-After: 6``
+  for their first 6 s. Reported: pages answered 200 (each must be, once).
 
 The package the workers import is the one on ``PYTHONPATH`` first: point it at
 another checkout to measure that code (``PYTHONPATH=/path/to/checkout``).
@@ -236,6 +239,46 @@ def scenario_slowdown(run: Callable[..., list[Path]], pages: int) -> dict[str, A
     }
 
 
+def scenario_mixed(run: Callable[..., list[Path]], origins: int) -> dict[str, Any]:
+    """``origins`` origins, 3 pages each: a tenth paced (``Crawl-delay: 1``), a tenth
+    answering 429 + ``Retry-After`` for their first seconds, the rest plain. Every page
+    must be answered 200 exactly once (none lost, none twice)."""
+    tenth = max(1, origins // 10)
+    sites = [
+        Site(robots=b"User-agent: *\nCrawl-delay: 1\n")
+        if n < tenth
+        else Site(busy_for=float(PAUSE_SECONDS))
+        if n < 2 * tenth
+        else Site()
+        for n in range(origins)
+    ]
+    for site in sites:
+        site.start()
+    urls = [f"{site.url}/p/{n}" for n in range(3) for site in sites]
+    settings = {
+        "ROBOTSTXT_CRAWL_DELAY": "True",
+        "REDIS_START_URLS_BATCH_SIZE": "50",
+        "CONCURRENT_REQUESTS": "16",
+    }
+    logs = run("mixed", settings, urls, stop_after=240.0)
+    answered: Counter[str] = Counter()
+    for site in sites:
+        for arrival in site.pages():
+            if arrival.status == 200:
+                answered[site.url + arrival.path] += 1
+    paced_gaps = [g for site in sites[:tenth] for g in gaps(site.pages())]
+    return {
+        "origins": origins,
+        "pages": len(urls),
+        "answered_200": sum(1 for url in urls if answered[url]),
+        "lost": sum(1 for url in urls if not answered[url]),
+        "twice": sum(1 for url in urls if answered[url] > 1),
+        "answers_429": sum(a.status == 429 for site in sites for a in site.pages()),
+        "paced_smallest_gap": round(min(paced_gaps), 3) if paced_gaps else None,
+        "errors": error_lines(logs),
+    }
+
+
 def scenario_dead(run: Callable[..., list[Path]], pages: int, seconds: float) -> dict[str, Any]:
     dead = [Site(robots=None).start() for _ in range(5)]
     urls = [f"{site.url}/p/{n}" for site in dead for n in range(pages)]
@@ -268,10 +311,12 @@ def error_lines(logs: list[Path]) -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--scenario", choices=["pace", "slowdown", "dead", "all"], default="all")
+    scenarios = ["pace", "slowdown", "dead", "mixed", "all"]
+    parser.add_argument("--scenario", choices=scenarios, default="all")
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--pages", type=int, default=12, help="pages per paced origin")
     parser.add_argument("--dead-seconds", type=float, default=40.0)
+    parser.add_argument("--origins", type=int, default=300, help="origins of --scenario mixed")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--keep", action="store_true", help="keep the workers' logs")
     args = parser.parse_args()
@@ -294,6 +339,8 @@ def main() -> int:
             results["slowdown"] = scenario_slowdown(run, 8)
         if args.scenario in ("dead", "all"):
             results["dead"] = scenario_dead(run, 4, args.dead_seconds)
+        if args.scenario == "mixed":
+            results["mixed"] = scenario_mixed(run, args.origins)
     finally:
         redis_process.kill()
         redis_process.wait()
@@ -330,6 +377,14 @@ def report(results: dict[str, Any]) -> None:
             print(f"{scenario}  ERROR lines: {figures['errors']['total']}")
             for message, count in figures["errors"]["by_message"].items():
                 print(f"    {count:4d}  {message}")
+    mixed = results.get("mixed")
+    if mixed:
+        print(
+            f"mixed  {mixed['origins']} origins, {mixed['pages']} pages: answered 200 "
+            f"{mixed['answered_200']}, lost {mixed['lost']}, twice {mixed['twice']}; "
+            f"429 answers {mixed['answers_429']}; smallest gap at a Crawl-delay: 1 origin "
+            f"{mixed['paced_smallest_gap']} s; ERROR lines {mixed['errors']['total']}"
+        )
     if dead:
         print(f"dead  robots.txt downloads in {dead['seconds']:.0f} s: {dead['robots_downloads']}")
 

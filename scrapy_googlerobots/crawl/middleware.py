@@ -100,6 +100,7 @@ from scrapy_googlerobots.runtime.scrapy_compat import (
     REQUEST_SCHEDULED_CAN_DROP,
     call_before_scheduler_close,
     crawler_engine,
+    duplicate_filter,
     engine_is_running,
     engine_takes_requests_back,
 )
@@ -703,7 +704,7 @@ class GoogleRobotsTxtMiddleware:
     def _tdm_scheduled(self, request: Request, ref: OriginRef, now: float) -> None:
         """At ``request_scheduled``, robots.txt known: park ``request`` for its tdmrep.json."""
         wait = self._tdm_wait(request, ref, now)
-        if wait is None or self._stopping():
+        if wait is None or self._stopping() or self._duplicate(request):
             return
         self._tdm_room.park(wait[0], request, wait[1], now)
         raise IgnoreRequest("Waiting for tdmrep.json")
@@ -934,6 +935,8 @@ class GoogleRobotsTxtMiddleware:
             gate is not None
             and gate.site.paused
             and not self._stopping()
+            and gate.site.pause_of(ref.key) is not None
+            and not self._duplicate(request)
             and gate.hold(request, ref.key)
         ):
             raise IgnoreRequest("Waiting for its origin's pause to end")
@@ -957,11 +960,28 @@ class GoogleRobotsTxtMiddleware:
             return  # process_request drops it, so that its errback runs
         if self._stopping():
             return  # the scheduler keeps it (JOBDIR) or drops it, as without robots.txt
+        if self._duplicate(request):
+            return  # the scheduler filters it, as without robots.txt
         self._room.park(ref, request, record, now)
         if self._tdm_always:
             self._tdm_prefetch(ref, request)
         # Scrapy >= 2.11.2: the engine drops the request silently (no errback).
         raise IgnoreRequest("Waiting for robots.txt")
+
+    def _duplicate(self, request: Request) -> bool:
+        """True when the scheduler would filter ``request`` as a duplicate: it is not parked
+        (the scheduler filters it, as without us). Otherwise it has now passed the filter,
+        and is let through it when it comes back (``dont_filter``, ours to clear)."""
+        if request.dont_filter:
+            return False
+        df = duplicate_filter(self.crawler.engine)
+        if df is None:
+            return False
+        if df.request_seen(request):
+            return True
+        request.meta[OWN_DONT_FILTER_META] = True
+        request.dont_filter = True
+        return False
 
     def _crawl(self, request: Request) -> None:
         engine = self.crawler.engine

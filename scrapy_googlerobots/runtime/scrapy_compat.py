@@ -44,6 +44,7 @@ __all__ = [
     "call_before_scheduler_close",
     "crawler_engine",
     "downloader_slot",
+    "duplicate_filter",
     "engine_download",
     "engine_is_closing",
     "engine_is_running",
@@ -161,6 +162,14 @@ def _engine_scheduler(engine: ExecutionEngine) -> Any:
     attributes = vars(engine)
     slot = attributes.get("slot", attributes.get("_slot"))
     return getattr(slot, "scheduler", None)
+
+
+def duplicate_filter(engine: Any) -> Any:
+    """The duplicate filter of ``engine``'s scheduler (``scheduler.df``: Scrapy's and
+    scrapy-redis's), or None when there is none that answers ``request_seen``."""
+    scheduler = _engine_scheduler(engine) if engine is not None else None
+    df = getattr(scheduler, "df", None)
+    return df if callable(getattr(df, "request_seen", None)) else None
 
 
 def call_before_scheduler_close(engine: Any, callback: Callable[[], None]) -> bool:
