@@ -29,7 +29,7 @@ from pathlib import Path
 import scrapy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scrapy_stock_tests import fetch_sdist  # noqa: E402
+from scrapy_stock_tests import fetch_sdist
 
 # The tests issue 32 names; any other test ids may be given on the command line.
 DEFAULT_TESTS = [
@@ -50,7 +50,9 @@ else:
 '''
 
 
-def run(workdir: Path, which: str, reactor: str, tests: list[str], timeout: float) -> dict[str, str]:
+def run(
+    workdir: Path, which: str, reactor: str, tests: list[str], timeout: float
+) -> dict[str, str]:
     """Test id -> "passed", "failed", "skipped" or "timeout" with the ``which`` middleware."""
     report = workdir / f"report-{which}-{reactor}.xml"
     command = [
@@ -71,7 +73,7 @@ def run(workdir: Path, which: str, reactor: str, tests: list[str], timeout: floa
             env={**os.environ, **env},
         )
     except subprocess.TimeoutExpired:
-        return {test.split('::', 1)[-1]: "timeout" for test in tests}
+        return {test.split("::", 1)[-1]: "timeout" for test in tests}
     if not report.exists():
         print(completed.stdout[-4000:], completed.stderr[-4000:], sep="\n")
         raise SystemExit(f"pytest did not run ({which}, {reactor}): exit {completed.returncode}")
