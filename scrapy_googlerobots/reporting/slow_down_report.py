@@ -8,6 +8,7 @@ this one words and counts.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -17,12 +18,26 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
 
-__all__ = ["OriginSlowDown", "SlowDownReport"]
+__all__ = ["OriginSlowDown", "SlowDownReport", "Waiting", "waiting_line"]
 
 logger = logging.getLogger("scrapy_googlerobots.integration.middleware")
 
-# Origins named in the end-of-crawl line (the rest are counted).
+# Origins named in the end-of-crawl line and the waiting line (the rest are counted).
 _SUMMARY_ORIGINS = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """Requests of one origin that wait, for the "only waiting work remains" line."""
+
+    origin: str
+    requests: int
+    what: str
+    """What they wait for: ``"robots.txt"``, ``"tdmrep.json"``, ``"a pause"``."""
+    until: float | None
+    """Wall-clock time they wait until at the latest (None: not known)."""
+    setting: str
+    """The setting that shortens the wait."""
 
 
 @dataclass(slots=True)
@@ -42,6 +57,7 @@ class SlowDownReport:
         self.stats: Any = crawler.stats
         self.origins: dict[str, OriginSlowDown] = {}
         self._shared: set[str] = set()
+        self._waiting_noted: frozenset[str] = frozenset()
 
     def _origin(self, origin: str, status: int) -> OriginSlowDown:
         entry = self.origins.get(origin)
@@ -138,6 +154,21 @@ class SlowDownReport:
         if wait > 0:
             self.stats.inc_value("robotstxt/pace/held")
 
+    # -- an idle crawl -------------------------------------------------------------
+
+    def only_waiting(self, waiting: list[Waiting]) -> None:
+        """The crawl is idle but for requests that wait: say so once (again only when the
+        origins waited for change), instead of minutes of "Crawled N pages (at 0 pages/min)"."""
+        origins = frozenset(entry.origin for entry in waiting)
+        if not waiting or origins == self._waiting_noted:
+            return
+        self._waiting_noted = origins
+        logger.info(waiting_line(waiting))
+
+    def not_only_waiting(self) -> None:
+        """The crawl has other work again: the next idle spell is noted anew."""
+        self._waiting_noted = frozenset()
+
     # -- the close ----------------------------------------------------------------
 
     def summary_line(self) -> str | None:
@@ -162,3 +193,26 @@ class SlowDownReport:
         line = self.summary_line()
         if line is not None:
             logger.info(line)
+
+
+def waiting_line(waiting: list[Waiting]) -> str:
+    """``Only waiting requests remain: 12 requests for 2 origins: http://a.example:80 (5,
+    robots.txt, until 10:52:00 UTC at the latest; ROBOTSTXT_UNREACHABLE_MAX_WAIT shortens
+    it), …``."""
+    total = sum(entry.requests for entry in waiting)
+    parts = []
+    for entry in sorted(waiting, key=lambda e: -e.requests)[:_SUMMARY_ORIGINS]:
+        until = (
+            ""
+            if entry.until is None
+            else time.strftime(", until %H:%M:%S UTC at the latest", time.gmtime(entry.until))
+        )
+        parts.append(
+            f"{entry.origin} ({entry.requests}, {entry.what}{until}; {entry.setting} shortens it)"
+        )
+    more = len(waiting) - _SUMMARY_ORIGINS
+    tail = f" and {more} more origins" if more > 0 else ""
+    return (
+        f"Only waiting requests remain: {total} request(s) for {len(waiting)} origin(s): "
+        f"{'; '.join(parts)}{tail}"
+    )
