@@ -298,9 +298,9 @@ def scheduled_handler_ns(
 
     as_left = per_request()
     # As the middleware connects it while an origin is pending (its own switch).
-    ours._listen()
+    ours._parking.listen()
     pending = per_request()
-    ours._unlisten()
+    ours._parking.unlisten()
     without = per_request()
     return max(as_left - without, 0.0), max(pending - without, 0.0)
 

@@ -246,7 +246,7 @@ def measure_park_cost(count: int, batch: int, redis_url: str, workdir: Path) -> 
             {"ROBOTSTXT_CACHE_STORE": store_setting, "ROBOTSTXT_CACHE_KEY_PREFIX": "benchpark:"}
         )
         middleware = warm_ours(crawler, [])
-        records = middleware._records  # the middleware's own unit (bench of our internals)
+        records = middleware._parking.records  # the middleware's own unit (bench of our internals)
         assert isinstance(records, ParkedRecords), f"{label}: parked requests are not recorded"
         spider = crawler.spider
         requests = [
@@ -272,7 +272,7 @@ def measure_park_cost(count: int, batch: int, redis_url: str, workdir: Path) -> 
         dead = new_crawler(
             {"ROBOTSTXT_CACHE_STORE": store_setting, "ROBOTSTXT_CACHE_KEY_PREFIX": "benchpark:"}
         )
-        dead_records = warm_ours(dead, [])._records
+        dead_records = warm_ours(dead, [])._parking.records
         for request in requests:
             dead_records.record(Parked(request, 0.0))
         dead_records.stop()

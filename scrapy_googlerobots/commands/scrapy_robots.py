@@ -62,14 +62,13 @@ from twisted.python.failure import Failure
 from scrapy_googlerobots.commands.googlerobots import rule_texts, unreachable_reason, usage_verdict
 from scrapy_googlerobots.commands.page_check import directive_lines
 from scrapy_googlerobots.fetching.fetcher import FetchResult, RobotsFetcher
-from scrapy_googlerobots.fetching.tdmrep_fetcher import TdmRepFetcher, tdmrep_url
 from scrapy_googlerobots.pacing.crawl_delay import applied_delay
 from scrapy_googlerobots.pagedirectives import PageDirectives, from_headers_and_body
 from scrapy_googlerobots.policy.canonical import canonicalize_url
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.origin import Origin, origin_of
 from scrapy_googlerobots.policy.page_rules import crawl_effects
-from scrapy_googlerobots.policy.tdm import tdm_applies
+from scrapy_googlerobots.policy.tdm import TDMREP_JSON, tdm_applies
 from scrapy_googlerobots.policy.usage import declared_use
 from scrapy_googlerobots.policy.useragent import crawler_token
 from scrapy_googlerobots.reporting.explain import UsagePreference
@@ -362,8 +361,8 @@ class _RobotsCheck:
     async def _fetch_tdmrep(self, crawler: Crawler) -> None:
         """Each http(s) origin's tdmrep.json, as the crawl would fetch it."""
         assert self.config is not None
-        fetcher = TdmRepFetcher(crawler, self.config)
-        origins = [o for o in self.origins if o.scheme in ("http", "https")]
+        fetcher = RobotsFetcher(crawler, self.config, TDMREP_JSON)
+        origins = [o for o in self.origins if TDMREP_JSON.url_for(o) is not None]
         fetches = [deferred_from_coro(fetcher.fetch(origin)) for origin in origins]
         answers = await maybe_deferred_to_future(DeferredList(fetches, consumeErrors=True))
         for origin, (_, value) in zip(origins, answers, strict=True):
@@ -380,7 +379,7 @@ def tdm_verdict(url: str, origin: Origin, result: FetchResult) -> TdmVerdict:
     """The verdict of ``origin``'s tdmrep.json fetch ``result`` for ``url`` (file step only)."""
     if result.outcome is not FetchOutcome.RULES:
         return resolve(None)
-    parsed = parse_tdmrep_json(result.body, url=tdmrep_url(origin))
+    parsed = parse_tdmrep_json(result.body, url=TDMREP_JSON.url_for(origin) or "")
     return parsed.explain(url) if parsed.valid else resolve(None)
 
 

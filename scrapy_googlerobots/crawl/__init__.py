@@ -1,7 +1,9 @@
 """Scrapy side, top floor: the crawl shell that Scrapy loads.
 
-The downloader middleware (``middleware``), the add-on (``addon``), noticing
-that the spider closes (``lifecycle``) and the ``ROBOTSTXT_PARSER`` adapter for
-the stock middleware (``stock_parser``). May import every folder below it;
+The downloader middleware (``middleware``), the parts it is built from
+(``factory``), robots.txt as a per-origin policy file (``robots_file``), the
+add-on (``addon``), the spider signals and noticing that the spider closes
+(``lifecycle``) and the ``ROBOTSTXT_PARSER`` adapter for the stock middleware
+(``stock_parser``). May import every folder below it;
 only ``commands`` imports it.
 """

@@ -1,10 +1,16 @@
-"""One robots.txt fetch per origin at a time, from decision to stored record.
+"""One fetch of a policy file per origin at a time, from decision to stored record.
 
 :class:`FetchCoordinator` starts the fetch a waiting origin needs, takes the
 store's fetch lease (so a shared store fetches each origin once for all
-workers), downloads through :class:`~.fetcher.RobotsFetcher`, turns the
-outcome into the next :class:`~scrapy_googlerobots.policy.record.PolicyRecord`,
-stores it, reports it, and hands the origin back to the waiting room.
+workers), downloads through :class:`~.fetcher.RobotsFetcher`, has the
+:class:`~.policy_file.PolicyFile` turn the outcome into the next
+:class:`~scrapy_googlerobots.policy.record.PolicyRecord`, stores it, reports
+it, and hands the origin back to the waiting room. One coordinator per file;
+it never asks which file it fetches.
+
+:meth:`FetchCoordinator.fetched` is the one place where a fetch's raw result
+(the final response, its body, redirects) and the record it stored are both
+known: the place for a hook that keeps evidence of every policy file fetched.
 """
 
 from __future__ import annotations
@@ -15,23 +21,19 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 from scrapy.utils.defer import deferred_from_coro
 
 from scrapy_googlerobots.fetching.fetcher import FetchResult
-from scrapy_googlerobots.fetching.robots_copy import kept_headers
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
-from scrapy_googlerobots.policy.record import record_after_fetch
-from scrapy_googlerobots.policy.slowdown import retry_after_of
 from scrapy_googlerobots.runtime.timers import Timer, sleep
 
 if TYPE_CHECKING:
     from scrapy import Request
-    from twisted.python.failure import Failure
 
     from scrapy_googlerobots.fetching.fetcher import Download, RobotsFetcher
-    from scrapy_googlerobots.policy.origin import Origin
-    from scrapy_googlerobots.policy.record import FetchTimings, ParsedRulesCache, PolicyRecord
-    from scrapy_googlerobots.robotstxt import RobotsTxt
+    from scrapy_googlerobots.fetching.policy_file import FetchReports, PolicyFile
+    from scrapy_googlerobots.policy.origin import Origin, OriginRef
+    from scrapy_googlerobots.policy.record import FetchTimings, PolicyRecord
     from scrapy_googlerobots.stores.base import PolicyStore
 
-__all__ = ["FetchCoordinator", "FetchReports", "FetchingOrigin"]
+__all__ = ["FetchCoordinator", "FetchingOrigin"]
 
 
 class FetchingOrigin(Protocol):
@@ -39,38 +41,14 @@ class FetchingOrigin(Protocol):
 
     key: str
     origin: Origin
+    ref: OriginRef
     fetching: bool
     trigger: Request | None
     """The request that triggered the pending fetch (``robots_parsed``'s ``request=``)."""
 
     @property
     def waiting(self) -> int:
-        """Requests waiting for this origin's robots.txt."""
-
-
-class FetchReports(Protocol):
-    """What the coordinator tells the user about fetches (the reporting unit implements it)."""
-
-    def fetch_started(self) -> None: ...
-
-    def lease_wait(self) -> None: ...
-
-    def fetch_bug(self, failure: Failure, key: str) -> None: ...
-
-    def fetched(
-        self,
-        key: str,
-        result: FetchResult,
-        record: PolicyRecord,
-        previous: PolicyRecord | None,
-        *,
-        waiting: int,
-        now: float,
-    ) -> None: ...
-
-    async def robots_parsed(
-        self, record: PolicyRecord, rules: RobotsTxt, request: Request | None
-    ) -> None: ...
+        """Requests waiting for this origin's file."""
 
 
 _S = TypeVar("_S", bound=FetchingOrigin)
@@ -80,36 +58,31 @@ _MAX_LEASE_POLL = 1.0
 
 
 class FetchCoordinator(Generic[_S]):
-    """Runs the robots.txt fetches of one crawl; ``on_done(state, record)`` follows each."""
+    """Runs the fetches of one policy file in one crawl; ``on_done(state, record)`` follows each."""
 
     def __init__(
         self,
         *,
         store: PolicyStore,
+        file: PolicyFile,
         fetcher: RobotsFetcher,
-        reporter: FetchReports,
-        rules: ParsedRulesCache,
         timings: FetchTimings,
         clock: Callable[[], float],
         stopping: Callable[[], bool],
         engine_running: Callable[[], bool],
         on_done: Callable[[_S, PolicyRecord | None], None],
         lease_ttl: float,
-        robots: bool = True,
     ) -> None:
         self.store = store
+        self.file = file
         self.fetcher = fetcher
-        self.reporter = reporter
-        self.rules = rules
+        self.reporter: FetchReports = file.reports
         self.timings = timings
         self.clock = clock
         self.stopping = stopping
         self.engine_running = engine_running
         self.on_done = on_done
         self.lease_ttl = lease_ttl
-        # False: the file fetched is not robots.txt (tdmrep.json): kept unparsed,
-        # and robots_parsed is not sent for it.
-        self.robots = robots
         # Fetch leases held now (origin key -> renewal), released at once by a stop.
         self._held: dict[str, _LeaseRenewal] = {}
 
@@ -149,28 +122,33 @@ class FetchCoordinator(Generic[_S]):
                         self.reporter.fetch_started()
                     result = await self._download(state, started)
                     previous = self.store.get(state.key)
-                    record = self._record(state, result, previous)
+                    record = self.file.record(
+                        state.ref, result, previous, self.clock(), self.timings
+                    )
                     self.store.put(record)
                 finally:
                     renewal.cancel()
                     if self._held.pop(state.key, None) is not None:
                         self.store.release_fetch_lease(state.key)
-                self.reporter.fetched(
-                    state.key, result, record, previous, waiting=state.waiting, now=self.clock()
-                )
-                # Only a fetch that yielded a policy (not an unreachable one
-                # that merely kept a previous good copy).
-                if (
-                    self.robots
-                    and result.response is not None
-                    and result.outcome is not FetchOutcome.UNREACHABLE
-                ):
-                    rules = self.rules.rules_of(record)
-                    await self.reporter.robots_parsed(record, rules, state.trigger)
+                await self.fetched(state, result, record, previous)
         finally:
             state.fetching = False
             state.trigger = None
             self.on_done(state, record)
+
+    async def fetched(
+        self, state: _S, result: FetchResult, record: PolicyRecord, previous: PolicyRecord | None
+    ) -> None:
+        """A fetch of ``state``'s file stored ``record`` (``previous``: the record before).
+
+        The one place where a fetch's raw result and its record are both known:
+        it is reported, then the file does what follows (robots.txt sends
+        ``robots_parsed``). The waiting requests are released after this.
+        """
+        self.reporter.fetched(
+            state.key, result, record, previous, waiting=state.waiting, now=self.clock()
+        )
+        await self.file.fetched(result, record, state.trigger)
 
     def release_leases(self) -> int:
         """The spider is closing: give up every fetch lease now; return how many.
@@ -192,32 +170,6 @@ class FetchCoordinator(Generic[_S]):
             return FetchResult(
                 FetchOutcome.UNREACHABLE, f"{type(exc).__name__}: {exc}", exception=exc
             )
-
-    def _record(
-        self, state: _S, result: FetchResult, previous: PolicyRecord | None
-    ) -> PolicyRecord:
-        response = result.response
-        # Kept so that the spider's own request of this robots.txt can be
-        # answered from the copy (one fetch per origin: robots_copy).
-        # (Not for a tdmrep.json: no request of the spider is answered from it.)
-        headers = (
-            kept_headers(result.outcome, response, url=state.origin.robots_url, whole=result.whole)
-            if self.robots
-            else None
-        )
-        return record_after_fetch(
-            state.key,
-            result.outcome,
-            status=result.status,
-            body=result.body,
-            cache_control=response.headers.getlist(b"Cache-Control") if response else None,
-            previous=previous,
-            now=self.clock(),
-            timings=self.timings,
-            headers=headers,
-            parse_rules=self.robots,
-            retry_after=retry_after_of(response, self.clock()),
-        )
 
     async def _lease(self, state: _S, seen: PolicyRecord | None) -> bool:
         """Take the store's fetch lease; False when another process fetched meanwhile.

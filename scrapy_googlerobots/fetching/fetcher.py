@@ -36,7 +36,7 @@ from w3lib.url import safe_url_string
 
 from scrapy_googlerobots.fetching.body_limit import BodyLimit, decode_body
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome, is_redirect, outcome_for_status
-from scrapy_googlerobots.policy.origin import origin_of
+from scrapy_googlerobots.policy.origin import ROBOTS_TXT, origin_of
 from scrapy_googlerobots.runtime.scrapy_compat import engine_download
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Headers, Response
 
-    from scrapy_googlerobots.policy.origin import Origin
+    from scrapy_googlerobots.policy.origin import FileKind, Origin
     from scrapy_googlerobots.runtime.config import RobotsConfig
 
 __all__ = ["LIMIT_META", "ORIGIN_META", "FetchResult", "RobotsFetcher"]
@@ -59,7 +59,8 @@ LIMIT_META = "_robotstxt_limit"
 ORIGIN_META = "robotstxt_origin"
 """Meta key of a robots.txt request: the origin (``scheme://host:port``) it is fetched for."""
 
-#: Download priority of robots.txt requests, as Scrapy's stock middleware.
+#: Download priority of robots.txt requests, as Scrapy's stock middleware
+#: (the middleware passes its own ``DOWNLOAD_PRIORITY``, which a subclass may change).
 DOWNLOAD_PRIORITY = 1000
 
 _ACCEPT_ENCODING = b"gzip, deflate"
@@ -93,22 +94,25 @@ class FetchResult:
 
 
 class RobotsFetcher:
-    """Fetches robots.txt files for the middleware (one call of :meth:`fetch` per fetch)."""
+    """Fetches one kind of policy file (robots.txt unless ``kind`` says otherwise) for
+    the middleware, one call of :meth:`fetch` per fetch.
 
-    #: The file fetched, as log lines name it.
-    FILE = "robots.txt"
+    ``priority``: the download priority of its requests (the middleware's
+    ``DOWNLOAD_PRIORITY``, as with the stock middleware).
+    """
 
-    def url_of(self, origin: Origin) -> str:
-        """The URL of the file fetched for ``origin``."""
-        return origin.robots_url
-
-    def _inc(self, stat: str) -> None:
-        """Count one fetch event (``robotstxt/...``; another file's fetcher renames it)."""
-        self._stats.inc_value(stat)
-
-    def __init__(self, crawler: Crawler, config: RobotsConfig) -> None:
+    def __init__(
+        self,
+        crawler: Crawler,
+        config: RobotsConfig,
+        kind: FileKind = ROBOTS_TXT,
+        *,
+        priority: int = DOWNLOAD_PRIORITY,
+    ) -> None:
         self.crawler = crawler
         self.config = config
+        self.kind = kind
+        self._priority = priority
         self._stats = crawler.stats
         # robots.txt downloads in flight, and those whose body is counted as it
         # arrives: headers_received is connected only while there is one of
@@ -117,6 +121,18 @@ class RobotsFetcher:
         # so page downloads pay for neither most of the time.
         self._in_flight = 0
         self._feeding = 0
+
+    def url_of(self, origin: Origin) -> str:
+        """The URL of the file fetched for ``origin``."""
+        url = self.kind.url_for(origin)
+        if url is None:
+            raise ValueError(f"{origin.key} has no {self.kind.name}")
+        return url
+
+    def _inc(self, stat: str) -> None:
+        """Count one fetch event, named as robots.txt's (``robotstxt/redirect/hops``): under
+        the file's own prefix for another file (:meth:`FileKind.stat`)."""
+        self._stats.inc_value(self.kind.stat(stat))
 
     def start(self, origin: Origin) -> Download:
         """Start downloading ``origin``'s robots.txt now; :meth:`fetch` takes it from there."""
@@ -188,7 +204,7 @@ class RobotsFetcher:
         return Request(
             url,
             callback=NO_CALLBACK,
-            priority=DOWNLOAD_PRIORITY,
+            priority=self._priority,
             meta=meta,
             headers={b"Accept-Encoding": _ACCEPT_ENCODING},
         )
@@ -249,7 +265,7 @@ class RobotsFetcher:
                 logger.warning(
                     "%(file)s %(url)s came in an encoding it was not asked for (%(encoding)s); "
                     "read as empty",
-                    {"file": self.FILE, "url": response.url, "encoding": limit.unsupported},
+                    {"file": self.kind.name, "url": response.url, "encoding": limit.unsupported},
                     extra={"spider": self.crawler.spider},
                 )
             if len(body) > self.config.max_size:
@@ -259,7 +275,7 @@ class RobotsFetcher:
                 logger.info(
                     "%(file)s %(url)s is larger than ROBOTSTXT_MAX_SIZE (%(max)d bytes); "
                     "only its first %(max)d bytes are used",
-                    {"file": self.FILE, "url": response.url, "max": self.config.max_size},
+                    {"file": self.kind.name, "url": response.url, "max": self.config.max_size},
                     extra={"spider": self.crawler.spider},
                 )
         else:

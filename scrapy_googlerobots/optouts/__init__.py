@@ -2,6 +2,6 @@
 
 AI usage preferences against the use the crawl declares (``usage_gate``:
 robots.txt's usage rules and the ``Content-Usage`` header); TDMRep's file,
-header and meta steps (``tdm_gate``). May import
+header and meta steps, ``tdmrep.json`` as a per-origin policy file (``tdm_gate``). May import
 ``reporting``, ``fetching``, ``runtime`` and the layers below.
 """

@@ -1,6 +1,10 @@
 """TDMRep in a crawl: the origin's ``tdmrep.json``, then the ``tdm-*`` header fields, then
 the ``<meta name="tdm-*">`` tags, each superseding the last (the spec's order).
 
+:class:`TdmGate` is also ``tdmrep.json``'s
+:class:`~scrapy_googlerobots.fetching.policy_file.PolicyFile`: the crawl
+fetches, stores and waits for it exactly as for robots.txt.
+
 Only requests that declare a use TDMRep covers (:data:`~scrapy_googlerobots.policy.tdm.TDM_USES`:
 ``train-ai``, ``ai-use``; ``ROBOTSTXT_USAGE`` or the meta key ``robotstxt_usage``)
 meet it:
@@ -19,6 +23,7 @@ Either way a response for which the protocol gives an answer gets
 
 from __future__ import annotations
 
+import dataclasses
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
@@ -26,9 +31,10 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.http import HtmlResponse
 
+from scrapy_googlerobots.fetching.policy_file import record_of, unparsed
 from scrapy_googlerobots.htmlmeta import head_meta
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
-from scrapy_googlerobots.policy.tdm import TDM_STORE_PREFIX, tdm_applies
+from scrapy_googlerobots.policy.tdm import TDMREP_JSON, decide_tdm, tdm_applies
 from scrapy_googlerobots.reporting.explain import RobotsDecision
 from scrapy_googlerobots.tdmrep import (
     META_NAMES,
@@ -43,15 +49,24 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.http import Response
 
+    from scrapy_googlerobots.fetching.fetcher import FetchResult
     from scrapy_googlerobots.optouts.usage_gate import UsageGate
-    from scrapy_googlerobots.policy.record import PolicyRecord
+    from scrapy_googlerobots.policy.decision import Decision
+    from scrapy_googlerobots.policy.origin import OriginRef
+    from scrapy_googlerobots.policy.record import FetchTimings, PolicyRecord
     from scrapy_googlerobots.reporting.tdm_reports import TdmReports
     from scrapy_googlerobots.tdmrep import TdmRule, TdmVerdict
 
-__all__ = ["TDM_META", "TdmGate"]
+__all__ = ["TDM_GAVE_UP_META", "TDM_META", "TDM_RELEASED_META", "TdmGate"]
 
 TDM_META = "tdm_reservation"
 """Response meta: the effective TDMRep reservation of the response (see the module doc)."""
+TDM_RELEASED_META = "_robotstxt_tdm_released"
+"""``fetched_at`` of the ``tdmrep.json`` record a released request waited for: it is
+judged by that copy even if it has expired since (a tiny TTL)."""
+TDM_GAVE_UP_META = "_robotstxt_tdm_gave_up"
+"""Set on a request whose wait for ``tdmrep.json`` ran out: it goes on as "unset" once
+(the spec reads a file it cannot get as no file)."""
 
 _USAGE_META = "robotstxt_usage"
 _RESERVATION = b"tdm-reservation"
@@ -70,6 +85,11 @@ class TdmGate:
     ``explain``), for :func:`~scrapy_googlerobots.forbidden_by` of a refused one.
     """
 
+    kind = TDMREP_JSON
+    released_meta = TDM_RELEASED_META
+    gave_up_meta = TDM_GAVE_UP_META
+    trigger_meta = _USAGE_META
+
     def __init__(
         self,
         usage: UsageGate,
@@ -82,6 +102,7 @@ class TdmGate:
         """The crawl declares a use TDMRep covers (``ROBOTSTXT_USAGE``)."""
         self._declared_of = usage.declared_of
         self._reports = reports
+        self.reports = reports.fetches
         self._explain = explain
         self._max_size = max_size
         self.seen = False
@@ -101,6 +122,54 @@ class TdmGate:
             return self.always
         return tdm_applies(self._declared_of(request))
 
+    def flush_counts(self) -> None:
+        """Add the per-response counts kept so far to the stats (at close)."""
+        self._reports.flush_counts()
+
+    # -- the policy file ------------------------------------------------------
+
+    needs = applies
+
+    def record(
+        self,
+        ref: OriginRef,
+        result: FetchResult,
+        previous: PolicyRecord | None,
+        now: float,
+        timings: FetchTimings,
+    ) -> PolicyRecord:
+        """The body is kept as fetched: parsed where it is judged (:meth:`file_of`)."""
+        return record_of(ref.key, result, previous, now, timings, parse=unparsed)
+
+    def decide(self, record: PolicyRecord | None, now: float) -> Decision:
+        return decide_tdm(record, now)
+
+    def judge(self, request: Request, record: PolicyRecord | None) -> None:
+        """:meth:`check_file`, with an unreachable record read as no file."""
+        if record is not None and record.outcome is FetchOutcome.UNREACHABLE:
+            record = None
+        self.check_file(request, record)
+
+    def gave_up(self, request: Request, reason: str) -> None:
+        """The wait for the file ran out: the request goes on as "unset"."""
+        request.meta.pop(TDM_GAVE_UP_META, None)
+        self.unset(request)
+
+    async def fetched(
+        self, result: FetchResult, record: PolicyRecord, trigger: Request | None
+    ) -> None:
+        """Parse a fetched file now, so that an invalid one is reported at its fetch."""
+        if result.outcome is FetchOutcome.RULES:
+            self.file_of(record)
+
+    def annotate(
+        self, request: Request, record: PolicyRecord, decision: RobotsDecision
+    ) -> RobotsDecision:
+        """``decision`` (robots.txt's, for ``explain()``) with the verdict of ``record``."""
+        parsed = self.file_of(record)
+        verdict = parsed.explain(request.url) if parsed is not None else resolve(None)
+        return dataclasses.replace(decision, tdm=verdict)
+
     # -- the file (process_request) -------------------------------------------
 
     def file_of(self, record: PolicyRecord | None) -> TdmRepFile | None:
@@ -114,7 +183,7 @@ class TdmGate:
             self._files.move_to_end(key)
             parsed = cached[1]
         else:
-            origin = key.removeprefix(TDM_STORE_PREFIX)
+            origin = TDMREP_JSON.origin_key(key)
             parsed = parse_tdmrep_json(record.body, url=_file_url(origin), max_size=self._max_size)
             if not parsed.valid:
                 self._reports.invalid_file(origin, parsed)

@@ -34,13 +34,23 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import NamedTuple
 
 import idna
 
-__all__ = ["DEFAULT_PORTS", "Origin", "OriginRef", "ascii_host", "origin_of"]
+__all__ = [
+    "DEFAULT_PORTS",
+    "ROBOTS_TXT",
+    "FileKind",
+    "Origin",
+    "OriginMemo",
+    "OriginRef",
+    "ascii_host",
+    "origin_of",
+]
 
 #: Schemes that have a robots.txt, with their default ports (SPEC B1).
 DEFAULT_PORTS: Mapping[str, int] = MappingProxyType({"http": 80, "https": 443, "ftp": 21})
@@ -183,3 +193,89 @@ class OriginRef:
     def __init__(self, origin: Origin) -> None:
         self.origin = origin
         self.key = origin.key
+
+
+# Largest scheme://authority prefix remembered by the origin memo (longer
+# ones, e.g. huge data: URLs, are resolved each time instead of stored).
+_MEMO_KEY_MAX = 512
+# Entries of the origin memo (cleared when full): a few times the origins with
+# requests in flight, independent of how many origins the crawl meets.
+_MEMO_SIZE = 10_000
+_UNSEEN: object = object()
+
+
+class OriginMemo:
+    """The origin of a URL, remembered by its ``scheme://authority`` prefix.
+
+    The prefix is the URL up to the first "/" from index 8, which always holds
+    the whole scheme://authority of an http(s)/ftp URL (the authority starts at
+    index 6 to 8 and has no "/"), so equal prefixes mean equal origins; other
+    schemes map to None whatever the prefix holds. The middleware's hot path
+    reads :attr:`refs` itself. ``not_checked(url, error)``: a URL whose origin
+    is invalid (its download fails on its own; there is no robots.txt to ask).
+    """
+
+    __slots__ = ("_not_checked", "refs")
+
+    def __init__(self, not_checked: Callable[[str, ValueError], None]) -> None:
+        self.refs: dict[str, OriginRef | None] = {}
+        self._not_checked = not_checked
+
+    def ref(self, url: str) -> OriginRef | None:
+        """The origin of ``url`` (None: no robots.txt, e.g. ``data:``)."""
+        cut = url.find("/", 8)
+        ref = self.refs.get(url if cut < 0 else url[:cut], _UNSEEN)
+        return self.resolve(url, cut) if ref is _UNSEEN else ref  # type: ignore[return-value]
+
+    def resolve(self, url: str, cut: int) -> OriginRef | None:
+        """The origin of ``url`` (``cut``: the index its prefix ends at), remembered."""
+        prefix = url if cut < 0 else url[:cut]
+        try:
+            origin = origin_of(url)
+        except ValueError as exc:
+            self._not_checked(url, exc)
+            origin = None
+        ref = None if origin is None else OriginRef(origin)
+        if len(prefix) <= _MEMO_KEY_MAX:
+            if len(self.refs) >= _MEMO_SIZE:
+                self.refs.clear()
+            self.refs[prefix] = ref
+        return ref
+
+
+_ROBOTS_PATH = "/robots.txt"
+
+
+@dataclass(frozen=True)
+class FileKind:
+    """What a policy file is, without a crawl: its name, stats and store prefixes, its path."""
+
+    name: str
+    """How log lines and reasons name it: ``"robots.txt"``, ``"tdmrep.json"``."""
+    stats: str
+    """Prefix of its fetch stats: ``"robotstxt/"``, ``"robotstxt/tdmrep/"``."""
+    store_prefix: str
+    """Prefix of its store keys before the origin key (``""`` for robots.txt)."""
+    path: str
+    """Its path on an origin: ``"/robots.txt"``, ``"/.well-known/tdmrep.json"``."""
+    schemes: frozenset[str] | None = None
+    """The URL schemes of origins that have one (None: every origin robots.txt knows)."""
+
+    def url_for(self, origin: Origin) -> str | None:
+        """Its URL for ``origin`` (default port omitted); None for an origin of another scheme."""
+        if self.schemes is not None and origin.scheme not in self.schemes:
+            return None
+        return origin.robots_url[: -len(_ROBOTS_PATH)] + self.path
+
+    def stat(self, name: str) -> str:
+        """Its name of the fetch stat robots.txt's is ``name``: ``robotstxt/request_count`` ->
+        ``robotstxt/tdmrep/request_count`` for tdmrep.json (the same name for robots.txt)."""
+        return self.stats + name.removeprefix("robotstxt/")
+
+    def origin_key(self, key: str) -> str:
+        """The origin key of one of its store keys (``tdmrep|https://a:443`` -> ``https://a:443``)."""
+        return key.removeprefix(self.store_prefix)
+
+
+ROBOTS_TXT = FileKind("robots.txt", "robotstxt/", "", _ROBOTS_PATH)
+"""robots.txt: every origin has one, keyed by the origin key itself."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from scrapy_googlerobots.policy.fetch_policy import (
@@ -17,7 +17,8 @@ from scrapy_googlerobots.policy.fetch_policy import (
     backoff_delay,
     ttl_from_cache_control,
 )
-from scrapy_googlerobots.robotstxt import RobotsTxt, parse
+from scrapy_googlerobots.robotstxt import RobotsTxt
+from scrapy_googlerobots.robotstxt import parse as parse_robots
 
 __all__ = ["FetchTimings", "ParsedRulesCache", "PolicyRecord", "record_after_fetch"]
 
@@ -76,7 +77,7 @@ def record_after_fetch(
     now: float,
     timings: FetchTimings,
     headers: bytes | None = None,
-    parse_rules: bool = True,
+    parse: Callable[[bytes], RobotsTxt | None] | None = None,
     retry_after: float | None = None,
 ) -> PolicyRecord:
     """The record of ``key`` after a fetch with ``outcome`` at ``now``.
@@ -87,10 +88,11 @@ def record_after_fetch(
     An unreachable fetch keeps a previous good copy (its rules included) and
     notes the outage; with none, the record says "unreachable since". A good
     fetch starts a fresh record whose lifetime comes from ``Cache-Control``.
-    ``parse_rules=False``: the body is not robots.txt (a ``tdmrep.json``); it is
-    kept unparsed. ``retry_after``: seconds the answer's ``Retry-After`` asks
-    (:func:`~scrapy_googlerobots.policy.slowdown.parse_retry_after`); an
-    unreachable fetch is not retried before them, whatever the backoff says.
+    ``parse`` reads the kept body into the record's ``rules`` (default: as
+    robots.txt; a file parsed where it is judged, such as ``tdmrep.json``,
+    passes one that returns None). ``retry_after``: seconds the answer's
+    ``Retry-After`` asks (:func:`~scrapy_googlerobots.policy.slowdown.retry_after_of`);
+    an unreachable fetch is not retried before them, whatever the backoff says.
     """
     if outcome is FetchOutcome.UNREACHABLE:
         failures = (previous.failures if previous is not None else 0) + 1
@@ -119,7 +121,12 @@ def record_after_fetch(
     )
     kept: bytes | None = body if outcome is FetchOutcome.RULES else None
     # ALLOW_ALL gets parsed empty rules too: the hot path finds rules on every fresh record.
-    rules = parse(kept or b"", max_size=timings.max_size) if parse_rules else None
+    body_kept = kept or b""
+    rules: RobotsTxt | None
+    if parse is None:
+        rules = parse_robots(body_kept, max_size=timings.max_size)
+    else:
+        rules = parse(body_kept)
     return PolicyRecord(
         origin=key,
         outcome=outcome,
@@ -141,7 +148,7 @@ class ParsedRulesCache:
         self._entries: OrderedDict[str, tuple[bytes | None, RobotsTxt]] = OrderedDict()
         self._max_size = max_entries
         self._size_limit = max_size
-        self._empty = parse(b"")
+        self._empty = parse_robots(b"")
 
     @property
     def empty(self) -> RobotsTxt:
@@ -158,7 +165,7 @@ class ParsedRulesCache:
         if cached is not None and cached[0] == record.body:
             self._entries.move_to_end(record.origin)
             return cached[1]
-        rules = parse(record.body, max_size=self._size_limit)
+        rules = parse_robots(record.body, max_size=self._size_limit)
         self._entries[record.origin] = (record.body, rules)
         if len(self._entries) > self._max_size:
             self._entries.popitem(last=False)

@@ -15,11 +15,20 @@ from typing import TYPE_CHECKING
 
 from scrapy_googlerobots.policy.decision import Action, Decision
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
+from scrapy_googlerobots.policy.origin import FileKind
+from scrapy_googlerobots.tdmrep import WELL_KNOWN_PATH
 
 if TYPE_CHECKING:
     from scrapy_googlerobots.policy.record import PolicyRecord
 
-__all__ = ["TDM_STORE_PREFIX", "TDM_USES", "decide_tdm", "tdm_applies", "tdm_store_key"]
+__all__ = [
+    "TDMREP_JSON",
+    "TDM_STORE_PREFIX",
+    "TDM_USES",
+    "decide_tdm",
+    "tdm_applies",
+    "tdm_store_key",
+]
 
 TDM_USES: tuple[str, ...] = ("train-ai", "ai-use")
 """The declared uses (IETF names) a TDM reservation refuses.
@@ -33,7 +42,16 @@ mining in the sense of Art. 4, and a crawl declaring nothing has stated no use
 a reservation could refuse.
 """
 
-TDM_STORE_PREFIX = "tdmrep|"
+TDMREP_JSON = FileKind(
+    "tdmrep.json",
+    "robotstxt/tdmrep/",
+    "tdmrep|",
+    WELL_KNOWN_PATH,
+    frozenset(("http", "https")),
+)
+"""``/.well-known/tdmrep.json``: http(s) origins only; stats under ``robotstxt/tdmrep/``."""
+
+TDM_STORE_PREFIX = TDMREP_JSON.store_prefix
 """Store keys of ``tdmrep.json`` records: ``tdmrep|<origin key>``, beside robots.txt's
 ``<origin key>`` in the same store."""
 

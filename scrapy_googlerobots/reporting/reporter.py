@@ -1,7 +1,10 @@
 """What the middleware tells the user: log lines, ``robotstxt/`` stats, ``robots_parsed``.
 
 One :class:`Reporter` per crawler. The other units decide; this one words and
-counts their decisions, so every log line and stat name lives here.
+counts their decisions: the per-request lines and stats, and robots.txt's
+fetches (counted as any policy file's, :mod:`~.file_reports`). Units that count
+their own machinery count it where it happens (download events in
+``fetching/fetcher.py``, parked records in ``waiting/``, the stores' health).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from scrapy.utils.log import failure_to_exc_info
 from twisted.python.failure import Failure
 
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
+from scrapy_googlerobots.policy.origin import ROBOTS_TXT
 from scrapy_googlerobots.reporting.explain import (
     FORBIDDEN_MESSAGE,
     RobotsDecision,
@@ -25,6 +29,7 @@ from scrapy_googlerobots.reporting.explain import (
     forbidden_by,
     usage_forbidden,
 )
+from scrapy_googlerobots.reporting.file_reports import FileReports, shows_debug
 from scrapy_googlerobots.reporting.summary import CrawlSummary
 from scrapy_googlerobots.runtime.signals import robots_parsed
 
@@ -47,22 +52,8 @@ logger = logging.getLogger("scrapy_googlerobots.integration.middleware")
 
 
 def debug_shown() -> bool:
-    """Whether a DEBUG line of ours would reach a handler that keeps it.
-
-    Scrapy leaves the root logger at NOTSET and applies ``LOG_LEVEL`` in its
-    handlers, so ``logger.isEnabledFor(DEBUG)`` holds at any ``LOG_LEVEL``
-    and each DEBUG call builds a record that every handler then discards.
-    Lines made per request ask this first (walking a few loggers' handlers
-    costs far less than the record).
-    """
-    if not logger.isEnabledFor(logging.DEBUG):
-        return False
-    current: logging.Logger | None = logger
-    while current is not None:
-        if any(handler.level <= logging.DEBUG for handler in current.handlers):
-            return True
-        current = current.parent if current.propagate else None
-    return False  # only logging.lastResort (WARNING) would see it
+    """Whether a DEBUG line of ours would reach a handler that keeps it (:func:`shows_debug`)."""
+    return shows_debug(logger)
 
 
 class Reporter:
@@ -84,6 +75,8 @@ class Reporter:
         # Bound once: Scrapy's stats collector wraps attribute access (a cost per request).
         self._inc_value = crawler.stats.inc_value
         self.summary = CrawlSummary(declared_use=config.usage)
+        self.fetches = FileReports(crawler, ROBOTS_TXT, answered=self.summary.fetched, log=logger)
+        """robots.txt's fetch counts, as any file's; :meth:`fetched` words its outages."""
         # Responses given usage preferences, not yet added to the stats: a stats call
         # per response costs more than the rest of the usage check (see flush_counts).
         self._usage_responses = 0
@@ -351,18 +344,13 @@ class Reporter:
     # -- fetches --------------------------------------------------------------
 
     def fetch_started(self) -> None:
-        self.stats.inc_value("robotstxt/request_count")
+        self.fetches.fetch_started()
 
     def lease_wait(self) -> None:
-        self.stats.inc_value("robotstxt/fetch_lease/waits")
+        self.fetches.lease_wait()
 
     def fetch_bug(self, failure: Failure, key: str) -> None:
-        logger.error(
-            "Unexpected error fetching robots.txt of %(origin)s",
-            {"origin": key},
-            exc_info=failure_to_exc_info(failure),
-            extra=self._extra,
-        )
+        self.fetches.fetch_bug(failure, key)
 
     def fetched(
         self,
@@ -375,8 +363,7 @@ class Reporter:
         now: float,
     ) -> None:
         """Log and count one fetch's outcome (``waiting``: requests waiting for it)."""
-        self.stats.inc_value(f"robotstxt/outcome/{result.outcome.value}")
-        self.summary.fetched(key, result)
+        self.fetches.outcome(key, result)
         if result.outcome is not FetchOutcome.UNREACHABLE:
             self._outages.pop(key, None)
             self._good_fetch(key, result, record, previous, waiting)

@@ -1,8 +1,8 @@
 """What the middleware tells the user about TDMRep: log lines and ``robotstxt/tdmrep/`` stats.
 
-:class:`TdmReports` words and counts the ``tdmrep.json`` fetches (it is the
-fetch coordinator's :class:`~scrapy_googlerobots.fetching.coordinator.FetchReports`
-for them) and the requests a reservation refuses; the end-of-crawl summary
+:class:`TdmReports` words and counts the requests a reservation refuses and the
+invalid files; the ``tdmrep.json`` fetches are counted as any policy file's
+(:attr:`TdmReports.fetches`, a :class:`~.file_reports.FileReports`); the end-of-crawl summary
 (:class:`~scrapy_googlerobots.reporting.summary.CrawlSummary`) gets its TDMRep lines
 from the counts kept here.
 """
@@ -11,11 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from scrapy.utils.log import failure_to_exc_info
-
-from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
-from scrapy_googlerobots.policy.tdm import TDM_STORE_PREFIX, tdm_store_key
+from scrapy_googlerobots.policy.tdm import TDMREP_JSON, tdm_store_key
 from scrapy_googlerobots.reporting.explain import forbidden_by, tdm_forbidden
+from scrapy_googlerobots.reporting.file_reports import FileReports
 from scrapy_googlerobots.reporting.reporter import debug_shown, logger
 
 if TYPE_CHECKING:
@@ -24,13 +22,9 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.exceptions import IgnoreRequest
-    from twisted.python.failure import Failure
 
-    from scrapy_googlerobots.fetching.fetcher import FetchResult
-    from scrapy_googlerobots.policy.record import PolicyRecord
     from scrapy_googlerobots.reporting.explain import RobotsDecision
     from scrapy_googlerobots.reporting.summary import CrawlSummary
-    from scrapy_googlerobots.robotstxt import RobotsTxt
     from scrapy_googlerobots.tdmrep import TdmRepFile, TdmVerdict
 
 __all__ = ["TdmReports"]
@@ -45,78 +39,18 @@ class TdmReports:
         self._inc_value = crawler.stats.inc_value
         # Responses given tdm_reservation, not yet added to the stats (see flush_counts).
         self._responses = 0
-        self.on_file: Callable[[PolicyRecord], object] | None = None
-        """Called with each record a fetch stored with a file (the gate parses it now,
-        so an invalid file is reported at its fetch)."""
+        self.fetches = FileReports(
+            crawler,
+            TDMREP_JSON,
+            absent=" (TDM reservation unset)",
+            answered=summary.tdm_fetched,
+            log=logger,
+        )
+        """How ``tdmrep.json`` fetches are counted and logged."""
 
     @property
     def _extra(self) -> dict[str, Any]:
         return {"spider": self.crawler.spider}
-
-    # -- fetches (FetchReports) ---------------------------------------------
-
-    def fetch_started(self) -> None:
-        self._inc_value("robotstxt/tdmrep/request_count")
-
-    def lease_wait(self) -> None:
-        self._inc_value("robotstxt/tdmrep/fetch_lease/waits")
-
-    def fetch_bug(self, failure: Failure, key: str) -> None:
-        logger.error(
-            "Unexpected error fetching tdmrep.json of %(origin)s",
-            {"origin": key},
-            exc_info=failure_to_exc_info(failure),
-            extra=self._extra,
-        )
-
-    def fetched(
-        self,
-        key: str,
-        result: FetchResult,
-        record: PolicyRecord,
-        previous: PolicyRecord | None,
-        *,
-        waiting: int,
-        now: float,
-    ) -> None:
-        """Count one fetch's outcome; DEBUG line (an unreachable file means "no file")."""
-        self._inc_value(f"robotstxt/tdmrep/outcome/{result.outcome.value}")
-        self.summary.tdm_fetched(key, result)
-        if result.outcome is FetchOutcome.RULES and self.on_file is not None:
-            self.on_file(record)
-        if not debug_shown():
-            return
-        if result.outcome is FetchOutcome.UNREACHABLE:
-            what = (
-                "keeping the copy fetched %.0f s ago" % (now - record.fetched_at)
-                if record.outcome is not FetchOutcome.UNREACHABLE
-                else "read as no tdmrep.json (TDM reservation unset)"
-            )
-            when = f"; next attempt in {(record.retry_at or now) - now:.3g} s"
-        elif result.outcome is FetchOutcome.RULES:
-            what = f"{len(record.body or b'')} bytes"
-            when = f", fresh for {record.expires_at - record.fetched_at:.0f} s"
-        else:
-            what = "no tdmrep.json (TDM reservation unset)"
-            when = f", fresh for {record.expires_at - record.fetched_at:.0f} s"
-        logger.debug(
-            "tdmrep.json of %(origin)s: %(reason)s%(via)s, %(what)s%(when)s; "
-            "%(waiting)d waiting requests released",
-            {
-                "origin": key.removeprefix(TDM_STORE_PREFIX),
-                "reason": result.reason,
-                "via": f" via {result.redirects[-1]}" if result.redirects else "",
-                "what": what,
-                "when": when,
-                "waiting": waiting,
-            },
-            extra=self._extra,
-        )
-
-    async def robots_parsed(
-        self, record: PolicyRecord, rules: RobotsTxt, request: Request | None
-    ) -> None:
-        """Not sent for tdmrep.json (the coordinator skips it; here for the protocol)."""
 
     def invalid_file(self, origin: str, parsed: TdmRepFile) -> None:
         """A ``tdmrep.json`` that is not a JSON array (first use of each fetched copy)."""

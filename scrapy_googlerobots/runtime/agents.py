@@ -45,6 +45,11 @@ class AgentTokens:
         self._warned = not warn
         self.fixed: str | None = self._token(fixed_agent) if fixed_agent else None
 
+    def token(self, request: Request) -> str:
+        """The product token ``request`` is judged for: ``fixed``, else :meth:`of`."""
+        fixed = self.fixed
+        return self.of(request) if fixed is None else fixed
+
     def of(self, request: Request) -> str:
         """The product token for ``request`` (its header, else ``USER_AGENT``)."""
         # Headers is a dict of normalised (title-case) names to value lists;

@@ -2,8 +2,8 @@
 
 When the spider begins closing (Ctrl-C, ``CLOSESPIDER_*``, ``crawler.stop()``),
 no fetch starts and every wait ends; :meth:`HandOver.at_close` then moves each
-parked request of both waiting rooms (robots.txt's, tdmrep.json's) on, so that
-it is crawled or judged later exactly once:
+parked request of every waiting room (one per policy file) on, so that
+it is crawled or judged later exactly once (whichever policy file it waits for):
 
 - recorded in the shared store (SQLite, Redis; the default store with
   ``JOBDIR``): it stays there, and this worker's lease on it is released, so
@@ -24,30 +24,22 @@ In every case the request keeps the time it was first parked, so that
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from scrapy_googlerobots.policy.tdm import TDM_STORE_PREFIX
 from scrapy_googlerobots.runtime.scrapy_compat import crawler_engine
 from scrapy_googlerobots.waiting.origin_state import Parked, clear_bookkeeping
 from scrapy_googlerobots.waiting.parked_records import ParkedRecords, Records, serialize_request
-from scrapy_googlerobots.waiting.slow_down import PAUSE_KEY_PREFIX
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
+    from scrapy_googlerobots.policy.origin import FileKind
     from scrapy_googlerobots.reporting.reporter import Reporter
     from scrapy_googlerobots.stores.base import PolicyStore
+    from scrapy_googlerobots.waiting.slow_down import PauseRoom
+    from scrapy_googlerobots.waiting.waiting_room import WaitingRoom
 
 __all__ = ["HandOver"]
-
-
-class _Room(Protocol):
-    """What the hand-over needs of a room: its fetches (None: none) and its requests."""
-
-    @property
-    def fetches(self) -> Any: ...
-
-    def shutdown(self) -> list[tuple[str, Parked]]: ...
 
 
 class HandOver:
@@ -56,13 +48,15 @@ class HandOver:
     def __init__(
         self,
         crawler: Crawler,
-        rooms: Sequence[_Room],
+        rooms: Sequence[WaitingRoom],
         records: Records,
         reporter: Reporter,
         store: PolicyStore,
+        pauses: PauseRoom | None = None,
     ) -> None:
         self.crawler = crawler
         self.rooms = rooms
+        self.pauses = pauses
         self.records = records
         self.reporter = reporter
         self.store = store
@@ -74,28 +68,30 @@ class HandOver:
     def at_close(self) -> None:
         """The spider has begun closing: fetch leases released, parked requests moved on."""
         leases = sum(room.fetches.release_leases() for room in self.rooms if room.fetches)
-        entries = [entry for room in self.rooms for entry in room.shutdown()]
+        entries = [
+            (_waiting_for(room.file.kind, key), key, entry)
+            for room in self.rooms
+            for key, entry in room.shutdown()
+        ]
+        if self.pauses is not None:
+            entries += [
+                (f"{key} asked for a pause that had not ended", key, entry)
+                for key, entry in self.pauses.shutdown()
+            ]
         kept = requeued = 0
-        dropped: list[tuple[str, Parked]] = []
+        dropped: list[tuple[str, str, Parked]] = []
         engine = crawler_engine(self.crawler)
-        for key, entry in entries:
+        for why, key, entry in entries:
             if entry.rid is not None:
                 kept += 1
             elif self._requeue(engine, entry):
                 requeued += 1
             else:
-                dropped.append((key, entry))
+                dropped.append((why, key, entry))
         if isinstance(self.records, ParkedRecords):
             self.records.stop()
-        for key, entry in dropped:
-            if key.startswith(PAUSE_KEY_PREFIX):
-                origin = key.removeprefix(PAUSE_KEY_PREFIX)
-                reason = f"{origin} asked for a pause that had not ended: the spider is closing"
-            else:
-                what = "tdmrep.json" if key.startswith(TDM_STORE_PREFIX) else "robots.txt"
-                origin = key.removeprefix(TDM_STORE_PREFIX)
-                reason = f"{what} of {origin} not known yet: the spider is closing"
-            self.reporter.errback_dropped(entry.request, reason, key)
+        for why, key, entry in dropped:
+            self.reporter.errback_dropped(entry.request, f"{why}: the spider is closing", key)
         self.reporter.handed_over(kept, requeued, store=self.store, fetch_leases=leases)
         if dropped:
             self.reporter.closing_dropped(len(dropped))
@@ -119,3 +115,7 @@ class HandOver:
             self.reporter.requeue_failed(request, exc)
             return False
         return True
+
+
+def _waiting_for(kind: FileKind, key: str) -> str:
+    return f"{kind.name} of {kind.origin_key(key)} not known yet"

@@ -15,7 +15,7 @@ from scrapy_googlerobots.runtime.timers import Timer
 if TYPE_CHECKING:
     from scrapy import Request
 
-    from scrapy_googlerobots.policy.origin import Origin
+    from scrapy_googlerobots.policy.origin import Origin, OriginRef
 
 __all__ = [
     "DROP_META",
@@ -135,14 +135,16 @@ class OriginState:
         "key",
         "origin",
         "parked",
+        "ref",
         "retry_timer",
         "trigger",
         "waiters",
     )
 
-    def __init__(self, origin: Origin, key: str) -> None:
-        self.origin = origin
-        self.key = key
+    def __init__(self, ref: OriginRef) -> None:
+        self.ref = ref
+        self.origin: Origin = ref.origin
+        self.key: str = ref.key
         self.parked: deque[Parked] = deque()
         self.fetching = False
         self.waiters: list[Deferred[None]] = []

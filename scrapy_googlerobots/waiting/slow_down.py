@@ -38,8 +38,8 @@ from scrapy_googlerobots.policy.slowdown import (
     parse_retry_after,
     pause_decision,
 )
-from scrapy_googlerobots.runtime.timers import Timer
-from scrapy_googlerobots.waiting.origin_state import Parked
+from scrapy_googlerobots.runtime.timers import Timer, sleep
+from scrapy_googlerobots.waiting.origin_state import OWN_DONT_FILTER_META, Parked
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -52,7 +52,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PAUSES_META",
-    "PAUSE_KEY_PREFIX",
     "POLL_EVERY",
     "SEND_MARGIN",
     "Pause",
@@ -60,9 +59,6 @@ __all__ = [
     "SiteSlowDown",
     "SlowDownGate",
 ]
-
-PAUSE_KEY_PREFIX = "pause|"
-"""How the hand-over tells a request held for a pause from one waiting for a policy file."""
 
 PAUSES_META = "_robotstxt_pauses"
 """How many pauses a request has waited out (its retry count is given back for each)."""
@@ -313,17 +309,12 @@ class PauseRoom:
 
     # -- for the hand-over at a stop (waiting.handover) ---------------------------
 
-    fetches = None
-    """No fetch of its own (the hand-over asks every room for its fetch leases)."""
-
     def shutdown(self) -> list[tuple[str, Parked]]:
-        """Every held request with its room key (``pause|<origin>``), the room emptied."""
+        """Every held request with its origin key, the room emptied."""
         for _, timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
-        entries = [
-            (PAUSE_KEY_PREFIX + key, entry) for key, queue in self._held.items() for entry in queue
-        ]
+        entries = [(key, entry) for key, queue in self._held.items() for entry in queue]
         self._held.clear()
         return entries
 
@@ -352,6 +343,7 @@ class SlowDownGate:
         *,
         origin_key: Callable[[str], str | None],
         delay_of: Callable[[Request, str], float | None] | None,
+        hand_back: Callable[[Request], bool],
         listen: Callable[[], None],
         answers: bool,
         poll: bool,
@@ -361,6 +353,7 @@ class SlowDownGate:
         self.room = room
         self._origin_key = origin_key
         self._delay_of = delay_of
+        self._hand_back = hand_back
         self._listen = listen
         self._poll = poll
         self._poll_timer: Timer | None = None
@@ -430,6 +423,46 @@ class SlowDownGate:
             return None
         wait = site.slot(key, gap)
         return wait if wait > 0 else None
+
+    async def before(self, request: Request, key: str) -> Request | None:
+        """``process_request``, while :attr:`active`: None once ``request`` may go (after
+        waiting for its send slot), or the request handed back to be held for its origin's
+        pause. Raises ``IgnoreRequest`` during a pause beyond the cap."""
+        while True:
+            step = self.before_send(request, key)
+            if step is None:
+                return None
+            if not isinstance(step, Pause):
+                await sleep(step)
+                return None
+            if step.drop:
+                raise self.dropped(request, step)
+            if self._hand_back(request):
+                return request
+            # Nowhere to hold it (an older Scrapy, engine.download): it waits here.
+            await sleep(step.until - time.monotonic())
+
+    def held_again(self, request: Request, response: Response) -> Request | None:
+        """A 429/503 that paused its origin reached ``process_response`` (RetryMiddleware
+        did not re-send it): the request again, to be held for the pause; None when the
+        spider takes the answer itself (``dont_retry``, ``handle_httpstatus_*``)."""
+        meta = request.meta
+        if (
+            meta.get("dont_retry")
+            or meta.get("dont_obey_robotstxt")
+            or meta.get("handle_httpstatus_all")
+            or response.status in meta.get("handle_httpstatus_list", ())
+        ):
+            return None
+        key = self._origin_key(request.url)
+        pause = self.site.pause_of(key) if key is not None else None
+        if pause is None or pause.drop:
+            return None
+        again = request.copy()
+        if not again.dont_filter:
+            again.meta[OWN_DONT_FILTER_META] = True
+            again.dont_filter = True
+        return again
 
     def hold(self, request: Request, key: str) -> bool:
         """At ``request_scheduled``: hold ``request`` if its origin is paused; True if held."""

@@ -1,6 +1,8 @@
-"""Where requests wait for their origin's robots.txt, outside the scheduler and the downloader.
+"""Where requests wait for their origin's policy file, outside the scheduler and the downloader.
 
-A request of an origin with no usable policy (first fetch pending, cache
+One :class:`WaitingRoom` per :class:`~scrapy_googlerobots.fetching.policy_file.PolicyFile`
+(robots.txt, tdmrep.json, ...): the file decides, the room holds. A request
+of an origin with no usable policy (first fetch pending, cache
 expired, robots.txt unreachable in ``"defer"`` mode) is *parked* here, so it
 takes no concurrency from other origins. The :class:`WaitingRoom` keeps one
 :class:`OriginState` per origin with waiting requests: it makes sure a fetch
@@ -21,13 +23,11 @@ from typing import TYPE_CHECKING, Any
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
-from scrapy_googlerobots.policy.decision import Action, decide
+from scrapy_googlerobots.policy.decision import Action
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.origin import OriginRef
 from scrapy_googlerobots.runtime.timers import Timer, fire
 from scrapy_googlerobots.waiting.origin_state import (
-    DROP_META,
-    RELEASED_META,
     OriginState,
     Parked,
     end_wait,
@@ -40,10 +40,10 @@ if TYPE_CHECKING:
     from scrapy import Request
 
     from scrapy_googlerobots.fetching.coordinator import FetchCoordinator
+    from scrapy_googlerobots.fetching.policy_file import PolicyFile
     from scrapy_googlerobots.policy.decision import Decision
-    from scrapy_googlerobots.policy.record import ParsedRulesCache, PolicyRecord
+    from scrapy_googlerobots.policy.record import PolicyRecord
     from scrapy_googlerobots.reporting.reporter import Reporter
-    from scrapy_googlerobots.robotstxt import RobotsTxt
     from scrapy_googlerobots.runtime.config import RobotsConfig
     from scrapy_googlerobots.stores.base import PolicyStore
 
@@ -57,14 +57,20 @@ _CLOCK_TOLERANCE = 1.0
 
 
 class WaitingRoom:
-    """Parked requests and inline waits, per origin, and the timers that move them on."""
+    """Parked requests and inline waits of one policy file, per origin, and the timers that
+    move them on.
+
+    :meth:`park` (and :meth:`expect`, :meth:`wait_inline`) is where a request is
+    held for its origin, :meth:`_release` where the held requests go back to the
+    engine: the seams for anything else that holds requests per origin.
+    """
 
     def __init__(
         self,
         *,
+        file: PolicyFile,
         config: RobotsConfig,
         store: PolicyStore,
-        rules: ParsedRulesCache,
         reporter: Reporter,
         clock: Callable[[], float],
         crawl: Callable[[Request], None],
@@ -73,9 +79,9 @@ class WaitingRoom:
         idle: Callable[[], None],
         active: Callable[[], None],
     ) -> None:
+        self.file = file
         self.config = config
         self.store = store
-        self.rules = rules
         self.reporter = reporter
         self.clock = clock
         self.crawl = crawl
@@ -93,13 +99,8 @@ class WaitingRoom:
         self._states: dict[str, OriginState] = {}
 
     def decide(self, record: PolicyRecord | None, now: float) -> Decision:
-        """:func:`~scrapy_googlerobots.policy.decision.decide` with this crawl's settings."""
-        return decide(
-            record,
-            now,
-            disallow_mode=self.config.unreachable == "disallow",
-            allow_after=self.config.unreachable_allow_after,
-        )
+        """What a request of this room's file does from ``record`` at ``now``."""
+        return self.file.decide(record, now)
 
     # -- parking -------------------------------------------------------------
 
@@ -112,7 +113,7 @@ class WaitingRoom:
         *,
         rid: str | None = None,
     ) -> None:
-        """Keep ``request`` here until its origin's robots.txt answers (or its wait runs out).
+        """Keep ``request`` here until its origin's file answers (or its wait runs out).
 
         ``rid``: the request is recorded in the shared store already (adopted).
         """
@@ -156,7 +157,7 @@ class WaitingRoom:
         state = self._states.get(ref.key)
         if state is None:
             first = not self._states
-            state = self._states[ref.key] = OriginState(ref.origin, ref.key)
+            state = self._states[ref.key] = OriginState(ref)
             if first:
                 self.active()
         return state
@@ -174,7 +175,7 @@ class WaitingRoom:
         self._advance(state, record, self.clock())
 
     def refresh(self, ref: OriginRef, request: Request, basis: PolicyRecord | None) -> None:
-        """Refresh ``ref``'s robots.txt in the background (a stale copy keeps applying)."""
+        """Refresh ``ref``'s file in the background (a stale copy keeps applying)."""
         state = self.state(ref)
         if not state.fetching and not self.stopping():
             state.trigger = state.trigger or request
@@ -249,15 +250,17 @@ class WaitingRoom:
             request = entry.request
             since = end_wait(request.meta)
             waited = now - (now if since is None else since)
-            request.meta[DROP_META] = self._gave_up(state.key, waited)
+            request.meta[self.file.gave_up_meta] = self._gave_up(state.key, waited)
             self.crawl(request)
         self._arm_expiry(state, now)
         self._forget_if_idle(state)
 
     def _gave_up(self, key: str, waited: float) -> str:
         """Why a request that waited ``waited`` seconds since its first park is dropped."""
+        kind = self.file.kind
         return (
-            f"robots.txt unreachable for {key}: gave up after waiting {waited:.0f} s since "
+            f"{kind.name} unreachable for {kind.origin_key(key)}: gave up after waiting "
+            f"{waited:.0f} s since "
             f"it was first parked (ROBOTSTXT_UNREACHABLE_MAX_WAIT = "
             f"{self.config.unreachable_max_wait:g} s)"
         )
@@ -306,7 +309,7 @@ class WaitingRoom:
             end_wait(meta)
             if good:
                 assert record is not None
-                meta[RELEASED_META] = record.fetched_at
+                meta[self.file.released_meta] = record.fetched_at
             if entry.deferred:
                 released += 1
             self.crawl(entry.request)
@@ -330,9 +333,8 @@ class WaitingRoom:
         request: Request,
         ref: OriginRef,
         record: PolicyRecord | None,
-        judge: Callable[[Request, RobotsTxt], None],
     ) -> Coroutine[Any, Any, None]:
-        """Wait here, inside ``process_request``, for ``ref``'s robots.txt; then ``judge``.
+        """Wait here, inside ``process_request``, for ``ref``'s file; then judge ``request``.
 
         The fetch starts now, before the wait is awaited (as the stock middleware
         asks the engine at once); the returned coroutine does the waiting.
@@ -341,11 +343,9 @@ class WaitingRoom:
         if state.trigger is None:
             state.trigger = request
         self._advance(state, record, self.clock())
-        return self._wait_inline(request, ref, judge)
+        return self._wait_inline(request, ref)
 
-    async def _wait_inline(
-        self, request: Request, ref: OriginRef, judge: Callable[[Request, RobotsTxt], None]
-    ) -> None:
+    async def _wait_inline(self, request: Request, ref: OriginRef) -> None:
         self.reporter.inline_wait()
         started = self.clock()
         # A request parked before (adopted, re-queued) keeps its first park's deadline.
@@ -363,7 +363,7 @@ class WaitingRoom:
                 and record.fetched_at >= started
             ):
                 # Fetched while we waited: judged by it, even if already expired.
-                judge(request, self.rules.rules_of(record))
+                self.file.judge(request, record)
                 if deferred:
                     self.reporter.released()
                 return
@@ -373,13 +373,12 @@ class WaitingRoom:
                     self.refresh(ref, request, record)
                 if deferred:
                     self.reporter.released()
-                rules = self.rules.empty
-                if decision.rules and record is not None:
-                    rules = self.rules.rules_of(record)
-                judge(request, rules)
+                self.file.judge(request, record if decision.rules else None)
                 return
             if decision.action is Action.DROP:
-                raise self.reporter.dropped(request, disallow_message(ref), origin=ref.key)
+                raise self.reporter.dropped(
+                    request, disallow_message(self.file, ref), origin=ref.key
+                )
             if decision.unreachable and not deferred:
                 deferred = True
                 self.reporter.deferred()
@@ -432,6 +431,11 @@ class WaitingRoom:
         return taken
 
 
-def disallow_message(ref: OriginRef) -> str:
-    """Why a request of an unreachable origin is dropped in ``"disallow"`` mode."""
-    return f"robots.txt unreachable for {ref.key} (ROBOTSTXT_UNREACHABLE = 'disallow')"
+def disallow_message(file: PolicyFile, ref: OriginRef) -> str:
+    """Why a request of an origin whose ``file`` is unreachable is dropped in
+    ``"disallow"`` mode."""
+    kind = file.kind
+    return (
+        f"{kind.name} unreachable for {kind.origin_key(ref.key)} "
+        "(ROBOTSTXT_UNREACHABLE = 'disallow')"
+    )

@@ -32,7 +32,7 @@ def fetched(
         previous=previous,
         now=now,
         timings=TIMINGS,
-        parse_rules=False,
+        parse=lambda _body: None,
     )
 
 

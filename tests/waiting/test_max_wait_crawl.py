@@ -165,7 +165,7 @@ async def test_a_first_park_in_this_workers_future_counts_as_now(
     wait in the downloader; the first park's deadline holds there too.
     """
     if wait == "inline":
-        import scrapy_googlerobots.crawl.middleware as middleware_module
+        import scrapy_googlerobots.waiting.parking as middleware_module
 
         monkeypatch.setattr(middleware_module, "REQUEST_SCHEDULED_CAN_DROP", False)
     site.script("/robots.txt", Reply(503))

@@ -266,7 +266,7 @@ async def test_without_request_scheduled_drops_requests_wait_in_the_downloader(
     # Scrapy < 2.11.2 cannot drop a request from request_scheduled: then every
     # request waits inline (as Scrapy's own middleware does), still one fetch
     # per origin and every request judged, the backoff included.
-    import scrapy_googlerobots.crawl.middleware as middleware_module
+    import scrapy_googlerobots.waiting.parking as middleware_module
 
     monkeypatch.setattr(middleware_module, "REQUEST_SCHEDULED_CAN_DROP", False)
     site = make_site()
