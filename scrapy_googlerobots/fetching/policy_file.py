@@ -57,6 +57,8 @@ class FetchReports(Protocol):
 
     def fetch_bug(self, failure: Failure, key: str) -> None: ...
 
+    def own_failure(self, key: str, exc: BaseException, *, waiting: int) -> None: ...
+
     def fetched(
         self,
         key: str,

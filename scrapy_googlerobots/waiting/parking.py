@@ -30,6 +30,7 @@ from scrapy_googlerobots.runtime.scrapy_compat import (
 )
 from scrapy_googlerobots.runtime.timers import Timer
 from scrapy_googlerobots.waiting.origin_state import (
+    FAILED_META,
     HANDED_BACK_META,
     OWN_DONT_FILTER_META,
     Parked,
@@ -149,7 +150,7 @@ class Parking:
         meta = request.meta
         # Back through the engine: if it waits again, it may be handed back again.
         meta.pop(HANDED_BACK_META, None)
-        if meta.get("dont_obey_robotstxt") or self._closing():
+        if meta.get("dont_obey_robotstxt") or FAILED_META in meta or self._closing():
             return
         ref = self._origin_ref(request.url)
         if ref is None:

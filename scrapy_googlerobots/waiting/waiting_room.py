@@ -22,12 +22,14 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
+from twisted.python.failure import Failure
 
 from scrapy_googlerobots.policy.decision import Action
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.origin import OriginRef
 from scrapy_googlerobots.runtime.timers import Timer, fire
 from scrapy_googlerobots.waiting.origin_state import (
+    FAILED_META,
     OriginState,
     Parked,
     end_wait,
@@ -275,7 +277,10 @@ class WaitingRoom:
         waiting requests even if it has already expired (a tiny TTL): each of
         them is judged by the fetch it waited for.
         """
-        if not self.closing:  # closing: parked requests are dropped or saved, not released
+        failure, state.failure = state.failure, None
+        if failure is not None:
+            self._fail(state, failure)
+        elif not self.closing:  # closing: parked requests are dropped or saved, not released
             now = self.clock()
             record = self.store.get(state.key)
             if fetched is not None and fetched.outcome is not FetchOutcome.UNREACHABLE:
@@ -294,6 +299,25 @@ class WaitingRoom:
         for waiter in waiters:
             fire(waiter)
         self._forget_if_idle(state)
+
+    def _fail(self, state: OriginState, failure: BaseException) -> None:
+        """The fetch failed with the crawl's own exception: every waiting request fails with
+        it now (``process_request`` raises it for the parked ones, as it reaches them)."""
+        waiters, state.waiters = state.waiters, []
+        for waiter in waiters:
+            if not waiter.called:
+                waiter.errback(Failure(failure))  # type: ignore[no-untyped-call]
+        if self.closing:
+            return  # parked requests are dropped or saved by the hand-over
+        parked, state.parked = state.parked, deque()
+        if state.expiry_timer is not None:
+            state.expiry_timer.cancel()
+            state.expiry_timer = None
+        for entry in self.records.forget(list(parked)):
+            meta = entry.request.meta
+            end_wait(meta)
+            meta[FAILED_META] = failure
+            self.crawl(entry.request)
 
     def _release(self, state: OriginState, record: PolicyRecord | None) -> None:
         """Hand every parked request back to the engine, to be judged by the middleware."""

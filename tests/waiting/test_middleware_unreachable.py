@@ -11,6 +11,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 import pytest_twisted
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
@@ -357,3 +358,28 @@ async def test_robots_retry_after_sets_the_next_attempt_no_earlier(site: Site) -
     assert result.downloaded == [site.url("/page")]
     first, second = site.requests("/robots.txt")
     assert second.at - first.at >= 2.0 - 0.05
+
+
+class BrokenForRobots:
+    """A downloader middleware with a bug that only robots.txt requests meet."""
+
+    def process_request(self, request: Request) -> None:
+        if request.url.endswith("/robots.txt"):
+            1 / 0  # noqa: B018 - the bug under test
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_crawls_own_exception_fails_waiting_requests_at_once(site: Site) -> None:
+    urls = [site.url(f"/page/{n}") for n in range(3)]
+    settings = robots_settings(extra={BrokenForRobots: 590})
+    result = await run_crawl(settings, urls, timeout=30)
+    # Not "unreachable": nobody waits 30 minutes; each errback gets the exception.
+    assert result.downloaded == []
+    for url in urls:
+        [failure] = result.failed(url)
+        assert failure.check(ZeroDivisionError)
+    errors = result.messages(logging.ERROR, logger=MODULE)
+    component = f"{__name__}.BrokenForRobots.process_request"
+    assert [e for e in errors if component in e and "ZeroDivisionError" in e]
+    assert sum(component in e for e in errors) == 1
+    assert "robotstxt/unreachable/deferred" not in robots_stats(result)
