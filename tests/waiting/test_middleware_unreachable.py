@@ -11,7 +11,6 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-import pytest
 import pytest_twisted
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
