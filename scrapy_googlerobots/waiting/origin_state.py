@@ -127,6 +127,8 @@ class Parked:
     """Its record's id in the shared store (None: kept in this process only)."""
     unserializable: bool = False
     """It cannot be serialized: nowhere but here to keep it."""
+    ahead: bool = False
+    """It had passed the scheduler (handed back from the downloader): released first."""
 
 
 class OriginState:

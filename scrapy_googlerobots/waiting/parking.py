@@ -149,7 +149,7 @@ class Parking:
         ``IgnoreRequest``: Scrapy >= 2.11.2 drops it silently), or let it on."""
         meta = request.meta
         # Back through the engine: if it waits again, it may be handed back again.
-        meta.pop(HANDED_BACK_META, None)
+        handed_back = bool(meta.pop(HANDED_BACK_META, None))
         if meta.get("dont_obey_robotstxt") or FAILED_META in meta or self._closing():
             return
         ref = self._origin_ref(request.url)
@@ -180,11 +180,16 @@ class Parking:
                 return  # process_request decides (drops it, or lets it on)
             if wait is False:
                 continue
+            if wait[1] is None and not handed_back:
+                # The file's first fetch is on its way: the request waits in the
+                # scheduler, in the scheduler's order, as with the stock middleware;
+                # one that reaches the downloader before the answer is handed back.
+                return
             if self.stopping():
                 return  # the scheduler keeps it (JOBDIR) or drops it, as without us
             if self.duplicate(request):
                 return  # the scheduler filters it, as without us
-            step.room.park(wait[0], request, wait[1], now)
+            step.room.park(wait[0], request, wait[1], now, ahead=handed_back)
             self._prefetch(ref, request, steps[index + 1 :])
             raise IgnoreRequest(f"Waiting for {step.file.kind.name}")
 

@@ -114,10 +114,13 @@ class WaitingRoom:
         now: float,
         *,
         rid: str | None = None,
+        ahead: bool = False,
     ) -> None:
         """Keep ``request`` here until its origin's file answers (or its wait runs out).
 
-        ``rid``: the request is recorded in the shared store already (adopted).
+        ``rid``: the request is recorded in the shared store already (adopted);
+        ``ahead``: it had passed the scheduler already (handed back from the
+        downloader), so it goes out again before the requests that had not.
         """
         state = self.state(ref)
         # The wait counts from the first park, by whichever worker or run:
@@ -126,7 +129,7 @@ class WaitingRoom:
         if lead > _CLOCK_TOLERANCE:
             self.reporter.clock_ahead(request, lead)
         start_wait(request.meta, request.url, since)
-        entry = Parked(request, since + self.config.unreachable_max_wait, rid=rid)
+        entry = Parked(request, since + self.config.unreachable_max_wait, rid=rid, ahead=ahead)
         state.parked.append(entry)
         self.reporter.parked()
         if lead and rid is not None:
@@ -328,7 +331,10 @@ class WaitingRoom:
             state.expiry_timer = None
         released = 0
         good = record is not None and record.outcome is not FetchOutcome.UNREACHABLE
-        for entry in self.records.forget(list(parked)):
+        # Those that had passed the scheduler first, in their order; then the rest.
+        kept = self.records.forget(list(parked))
+        ordered = [e for e in kept if e.ahead] + [e for e in kept if not e.ahead]
+        for index, entry in enumerate(ordered):
             meta = entry.request.meta
             end_wait(meta)
             if good:
@@ -336,7 +342,10 @@ class WaitingRoom:
                 meta[self.file.released_meta] = record.fetched_at
             if entry.deferred:
                 released += 1
-            self.crawl(entry.request)
+            if entry.ahead:
+                _crawl_ahead(self.crawl, entry.request, index)
+            else:
+                self.crawl(entry.request)
         if released:
             self.reporter.released(released)
 
@@ -463,3 +472,18 @@ def disallow_message(file: PolicyFile, ref: OriginRef) -> str:
         f"{kind.name} unreachable for {kind.origin_key(ref.key)} "
         "(ROBOTSTXT_UNREACHABLE = 'disallow')"
     )
+
+
+# Released requests that had passed the scheduler are enqueued with this priority
+# (less their rank): the scheduler sends them out before anything it holds, in
+# the order they first came out of it. Their own priority is restored once queued.
+_AHEAD_PRIORITY = 1_000_000
+
+
+def _crawl_ahead(crawl: Callable[[Request], None], request: Request, rank: int) -> None:
+    own = request.priority
+    request.priority = _AHEAD_PRIORITY - rank
+    try:
+        crawl(request)
+    finally:
+        request.priority = own
