@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
 
+from scrapy_googlerobots.reporting.slow_down_report import OnlyWaiting
 from scrapy_googlerobots.runtime.scrapy_compat import (
     call_before_scheduler_close,
     crawler_engine,
@@ -122,6 +123,7 @@ class Lifecycle:
         self._store = store
         self._summary = summary
         self._gate = gate
+        self._only_waiting = OnlyWaiting()
         manager = crawler.signals
         manager.connect(self.spider_opened, signal=signals.spider_opened)
         manager.connect(self.spider_idle, signal=signals.spider_idle)
@@ -143,6 +145,8 @@ class Lifecycle:
         if self._close_watch.closing:
             return
         if self._parking.busy:
+            # Nothing left but waiting requests: said once, not at every idle beat.
+            self._only_waiting.note(self._parking.waiting(), self.crawler.spider)
             raise DontCloseSpider
         # About to close: take over what stopped workers handed over since the
         # last beat, rather than leave it for the next crawl.

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
 
-__all__ = ["OriginSlowDown", "SlowDownReport", "Waiting", "waiting_line"]
+__all__ = ["OnlyWaiting", "OriginSlowDown", "SlowDownReport", "Waiting", "waiting_line"]
 
 logger = logging.getLogger("scrapy_googlerobots.integration.middleware")
 
@@ -57,7 +57,6 @@ class SlowDownReport:
         self.stats: Any = crawler.stats
         self.origins: dict[str, OriginSlowDown] = {}
         self._shared: set[str] = set()
-        self._waiting_noted: frozenset[str] = frozenset()
 
     def _origin(self, origin: str, status: int) -> OriginSlowDown:
         entry = self.origins.get(origin)
@@ -154,21 +153,6 @@ class SlowDownReport:
         if wait > 0:
             self.stats.inc_value("robotstxt/pace/held")
 
-    # -- an idle crawl -------------------------------------------------------------
-
-    def only_waiting(self, waiting: list[Waiting]) -> None:
-        """The crawl is idle but for requests that wait: say so once (again only when the
-        origins waited for change), instead of minutes of "Crawled N pages (at 0 pages/min)"."""
-        origins = frozenset(entry.origin for entry in waiting)
-        if not waiting or origins == self._waiting_noted:
-            return
-        self._waiting_noted = origins
-        logger.info(waiting_line(waiting))
-
-    def not_only_waiting(self) -> None:
-        """The crawl has other work again: the next idle spell is noted anew."""
-        self._waiting_noted = frozenset()
-
     # -- the close ----------------------------------------------------------------
 
     def summary_line(self) -> str | None:
@@ -193,6 +177,22 @@ class SlowDownReport:
         line = self.summary_line()
         if line is not None:
             logger.info(line)
+
+
+class OnlyWaiting:
+    """The crawl is idle but for requests that wait: one INFO line saying so (again only
+    when the origins waited for change), instead of minutes of "Crawled N pages (at 0
+    pages/min)"."""
+
+    def __init__(self) -> None:
+        self._noted: frozenset[str] = frozenset()
+
+    def note(self, waiting: list[Waiting], spider: Any = None) -> None:
+        origins = frozenset(entry.origin for entry in waiting)
+        if not waiting or origins == self._noted:
+            return
+        self._noted = origins
+        logger.info(waiting_line(waiting), extra={"spider": spider})
 
 
 def waiting_line(waiting: list[Waiting]) -> str:

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from scrapy_googlerobots.policy.origin import OriginRef
     from scrapy_googlerobots.policy.record import PolicyRecord
     from scrapy_googlerobots.reporting.reporter import Reporter
+    from scrapy_googlerobots.reporting.slow_down_report import Waiting
     from scrapy_googlerobots.waiting.file_step import FileStep
     from scrapy_googlerobots.waiting.slow_down import SlowDownGate
     from scrapy_googlerobots.waiting.waiting_room import WaitingRoom
@@ -103,6 +104,13 @@ class Parking:
         return any(step.room.pending for step in self.steps) or (
             gate is not None and (gate.room.busy or bool(gate.site.paused))
         )
+
+    def waiting(self) -> list[Waiting]:
+        """What every origin's requests wait for, per room (for the idle crawl's line)."""
+        entries = [entry for step in self.steps for entry in step.room.waiting()]
+        if self.gate is not None:
+            entries += self.gate.room.waiting()
+        return entries
 
     def parked_requests(self) -> list[Request]:
         """Requests waiting for a policy file (per file and origin in the order they

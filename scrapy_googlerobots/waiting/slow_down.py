@@ -38,6 +38,7 @@ from scrapy_googlerobots.policy.slowdown import (
     parse_retry_after,
     pause_decision,
 )
+from scrapy_googlerobots.reporting.slow_down_report import Waiting
 from scrapy_googlerobots.runtime.timers import Timer, sleep
 from scrapy_googlerobots.waiting.origin_state import OWN_DONT_FILTER_META, Parked
 
@@ -240,8 +241,10 @@ class PauseRoom:
         crawl: Callable[[Request], None],
         idle: Callable[[], None],
         clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
     ) -> None:
         self.slow_down = slow_down
+        self._wall = wall
         self.report = report
         self._records = records
         self._crawl = crawl
@@ -265,6 +268,20 @@ class PauseRoom:
     def origins(self) -> dict[str, tuple[int, Pause | None]]:
         """Origin -> (requests held, its pause): what the crawl waits for."""
         return {key: (len(q), self.slow_down.paused.get(key)) for key, q in self._held.items()}
+
+    def waiting(self) -> list[Waiting]:
+        """Per origin: the requests held, until when (wall-clock time)."""
+        lead = self._wall() - self._clock()
+        return [
+            Waiting(
+                key,
+                len(queue),
+                "a pause",
+                self._timers[key][0] + lead if key in self._timers else None,
+                "ROBOTSTXT_SLOW_DOWN_MAX_PAUSE",
+            )
+            for key, queue in self._held.items()
+        ]
 
     def hold(self, key: str, request: Request, pause: Pause, rid: str | None = None) -> None:
         """Hold ``request`` until ``key``'s ``pause`` ends (``rid``: its record, if adopted)."""

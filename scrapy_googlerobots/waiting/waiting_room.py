@@ -27,6 +27,7 @@ from twisted.python.failure import Failure
 from scrapy_googlerobots.policy.decision import Action
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.origin import OriginRef
+from scrapy_googlerobots.reporting.slow_down_report import Waiting
 from scrapy_googlerobots.runtime.timers import Timer, fire
 from scrapy_googlerobots.waiting.origin_state import (
     FAILED_META,
@@ -143,6 +144,20 @@ class WaitingRoom:
         self._advance(state, record, now)
         self._arm_expiry(state, now, entry.deadline)
         self.watch()
+
+    def waiting(self) -> list[Waiting]:
+        """Per origin: the requests parked or waiting inline, until when at the latest."""
+        return [
+            Waiting(
+                self.file.kind.origin_key(state.key),
+                state.waiting,
+                self.file.kind.name,
+                max((entry.deadline for entry in state.parked), default=None),
+                "ROBOTSTXT_UNREACHABLE_MAX_WAIT",
+            )
+            for state in self._states.values()
+            if state.waiting
+        ]
 
     def parked_requests(self) -> list[Request]:
         """Requests parked now, per origin in the order they arrived."""

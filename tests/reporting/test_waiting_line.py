@@ -6,9 +6,8 @@ import calendar
 import logging
 
 import pytest
-from scrapy.utils.test import get_crawler
 
-from scrapy_googlerobots.reporting.slow_down_report import SlowDownReport, Waiting, waiting_line
+from scrapy_googlerobots.reporting.slow_down_report import OnlyWaiting, Waiting, waiting_line
 
 UNTIL = calendar.timegm((2026, 11, 28, 10, 52, 0))
 
@@ -30,12 +29,14 @@ def test_the_line_says_how_many_for_which_origins_until_when_and_what_shortens_i
     )
 
 
-def test_said_once_per_idle_spell(caplog: pytest.LogCaptureFixture) -> None:
-    report = SlowDownReport(get_crawler())
+def test_said_once_until_the_origins_change(caplog: pytest.LogCaptureFixture) -> None:
+    notice = OnlyWaiting()
     waiting = [Waiting("http://a.example:80", 5, "robots.txt", UNTIL, "X")]
+    more = [*waiting, Waiting("http://b.example:80", 1, "a pause", None, "Y")]
     with caplog.at_level(logging.INFO):
         for _ in range(3):
-            report.only_waiting(waiting)
-        report.not_only_waiting()
-        report.only_waiting(waiting)
+            notice.note(waiting)
+        notice.note(more)
+        notice.note(more)
+        notice.note([])
     assert sum(m.startswith("Only waiting requests remain") for m in caplog.messages) == 2

@@ -382,3 +382,26 @@ async def test_the_crawls_own_exception_fails_waiting_requests_at_once(site: Sit
     assert [e for e in errors if component in e and "ZeroDivisionError" in e]
     assert sum(component in e for e in errors) == 1
     assert "robotstxt/unreachable/deferred" not in robots_stats(result)
+
+
+@requires_parking
+@pytest_twisted.ensureDeferred
+async def test_a_crawl_left_with_waiting_requests_only_says_so_once(site: Site) -> None:
+    site.script("/robots.txt", Reply(503))
+    urls = [site.url(f"/page/{n}") for n in range(3)]
+    settings = robots_settings(
+        RETRY_ENABLED=False,
+        ROBOTSTXT_RETRY_DELAY=0.5,
+        ROBOTSTXT_RETRY_MAX_DELAY=0.5,
+        ROBOTSTXT_UNREACHABLE_MAX_WAIT=6,
+    )
+    result = await run_crawl(settings, urls, timeout=30)
+    lines = [
+        m
+        for m in result.messages(logging.INFO, logger=MODULE)
+        if m.startswith("Only waiting requests remain")
+    ]
+    origin = site.url("").rstrip("/")
+    assert len(lines) == 1
+    assert f"3 request(s) for 1 origin(s): {origin} (3, robots.txt, until " in lines[0]
+    assert "ROBOTSTXT_UNREACHABLE_MAX_WAIT shortens it" in lines[0]
