@@ -29,6 +29,7 @@ in :meth:`process_response`.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -239,7 +240,13 @@ class GoogleRobotsTxtMiddleware:
         (not yet, or only failures: see the unreachable rules). The copy may be
         past its lifetime; the next request of the origin refreshes it.
         """
-        return self._explainer.explain(request)
+        decision = self._explainer.explain(request)
+        gate = self._gate
+        if decision is None or gate is None or not gate.site.engaged:
+            return decision
+        ref = self._origin_ref(request.url)
+        said = gate.site.describe(ref.key) if ref is not None else None
+        return decision if said is None else dataclasses.replace(decision, slow_down=said)
 
     def sitemaps(self, url: str) -> list[str] | None:
         """The ``Sitemap:`` URLs of the robots.txt of ``url``'s origin, as this crawl knows it.

@@ -136,6 +136,17 @@ class SiteSlowDown:
             return None
         return pause
 
+    def describe(self, key: str) -> str | None:
+        """What ``key`` asked, for ``explain()``: its pause or its slow-down; None: nothing."""
+        pause = self.pause_of(key)
+        if pause is not None:
+            left = pause.until - self._clock()
+            return f"paused for {left:.1f} s more ({pause.reason})"
+        state = self.slowed.get(key)
+        if state is not None:
+            return f"slowed down: {state.delay:g} s between requests"
+        return None
+
     def gap(self, key: str) -> float:
         """Seconds ``key``'s slow-down keeps between two of its requests (0: none)."""
         state = self.slowed.get(key)

@@ -58,6 +58,9 @@ def test_429_with_retry_after_pauses_then_slows(caplog: pytest.LogCaptureFixture
     assert pause.until - time.monotonic() == pytest.approx(6.0, abs=0.1)
     # After the pause the origin resumes slowly.
     assert slow.gap(KEY) == SLOW_DOWN_FIRST
+    described = slow.describe(KEY)
+    assert described is not None and described.startswith(("paused for 5.", "paused for 6.0"))
+    assert described.endswith(f"s more (Retry-After: 6 from <429 {URL}>)")
     assert stats(slow)["robotstxt/slow_down/paused/429"] == 1
     assert stats(slow)["robotstxt/slow_down/seconds_paused"] == 6
     assert sum("Pausing http://busy.example:80 for 6 s" in m for m in caplog.messages) == 1

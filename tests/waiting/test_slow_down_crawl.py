@@ -10,9 +10,17 @@ from collections.abc import Callable
 
 import pytest
 import pytest_twisted
+from scrapy import Request, Spider
 from scrapy.exceptions import IgnoreRequest
+from scrapy.http import Response
 
-from middleware_support import requires_parking, robots_settings, robots_stats
+from middleware_support import (
+    our_middleware,
+    requires_parking,
+    robots_settings,
+    robots_stats,
+    spider_with_signals,
+)
 from servers import Reply, Site, run_crawl
 
 ROBOTS = Reply(200, b"User-agent: *\nAllow: /\n")
@@ -30,7 +38,14 @@ async def test_retry_after_pauses_the_origin_and_loses_nothing(
     calm_urls = [calm.url(f"/c/{n}") for n in range(3)]
     # One request at a time: the 429 comes back before the next page goes out.
     settings = robots_settings(CONCURRENT_REQUESTS=1, LOG_LEVEL="DEBUG")
-    result = await run_crawl(settings, [*urls, *calm_urls], timeout=30)
+    explained: dict[str, str | None] = {}
+
+    def explain(response: Response, spider: Spider, **_: object) -> None:
+        decision = our_middleware(spider.crawler).explain(Request(response.url))
+        explained[response.url] = decision.slow_down if decision is not None else "none"
+
+    spider = spider_with_signals(response_received=explain)
+    result = await run_crawl(settings, [*urls, *calm_urls], spider, timeout=30)
 
     assert sorted(result.downloaded) == sorted(urls + calm_urls)
     assert [status for url, status in result.responses if url in urls].count(200) == 3
@@ -58,6 +73,9 @@ async def test_retry_after_pauses_the_origin_and_loses_nothing(
     info = result.messages(logging.INFO, logger="scrapy_googlerobots")
     origin = busy.url("").rstrip("/")
     assert any(m.startswith(f"Sites that asked to slow down: {origin}") for m in info)
+    # explain() said what the origin asked, while the crawl ran.
+    assert explained[busy.url("/p/1")] == "slowed down: 2 s between requests"
+    assert explained[calm.url("/c/1")] is None
 
 
 @requires_parking
