@@ -188,11 +188,6 @@ class Parking:
                 return  # process_request decides (drops it, or lets it on)
             if wait is False:
                 continue
-            if wait[1] is None and not handed_back:
-                # The file's first fetch is on its way: the request waits in the
-                # scheduler, in the scheduler's order, as with the stock middleware;
-                # one that reaches the downloader before the answer is handed back.
-                return
             if self.stopping():
                 return  # the scheduler keeps it (JOBDIR) or drops it, as without us
             if self.duplicate(request):
