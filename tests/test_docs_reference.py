@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from scrapy_googlerobots.runtime.config import DEFAULTS
 from scrapy_googlerobots.stores.factory import build_store
 from scrapy_googlerobots.stores.memory import MemoryPolicyStore
 
-from docs_text import ROOT, SettingEntry, documented_settings, documented_stats
+from docs_text import ROOT, SettingEntry, documented_settings, documented_stats, section
 
 PACKAGE = ROOT / "scrapy_googlerobots"
 DOCUMENTED = documented_settings()
@@ -214,3 +215,43 @@ def test_every_fetch_outcome_stat_is_documented() -> None:
         s.removeprefix("robotstxt/outcome/") for s in STATS if s.startswith("robotstxt/outcome/")
     }
     assert documented == {outcome.value for outcome in FetchOutcome}
+
+
+def _loggers() -> dict[str, list[str]]:
+    """Module name -> where each ``logging.getLogger(...)`` call of the package is, by argument."""
+    found: dict[str, list[str]] = defaultdict(list)
+    for path, tree in _trees():
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and _function_name(node) == "getLogger":
+                found[module].append(ast.unparse(node.args[0]) if node.args else "")
+    return found
+
+
+LOGGERS = _loggers()
+# Logger names as the docs spell them: ``scrapy_googlerobots.<folder>.<module>``.
+_DOC_LOGGER = re.compile(r"``(scrapy_googlerobots(?:\.\w+)+|scrapy_googlerobots\.\w+\.\*)``")
+
+
+def test_every_logger_is_named_by_its_module() -> None:
+    assert LOGGERS, "the scan found no logger"
+    named_otherwise = {m: args for m, args in LOGGERS.items() if args != ["__name__"]}
+    assert not named_otherwise, f"use logging.getLogger(__name__): {named_otherwise}"
+
+
+def test_every_logger_the_docs_name_is_a_module_that_logs() -> None:
+    logs = (ROOT / "docs" / "reference" / "logs.rst").read_text(encoding="utf-8")
+    internals = (ROOT / "docs" / "internals.rst").read_text(encoding="utf-8")
+    table = section(internals, "Finding the code behind a log line")
+    named = set(_DOC_LOGGER.findall(logs))
+    in_table = set(_DOC_LOGGER.findall(table))
+    assert named and in_table, "the docs scan found no logger name"
+    for name in named | in_table:
+        if name.endswith(".*"):
+            assert any(m.startswith(name[:-1]) for m in LOGGERS), name
+        else:
+            assert name in LOGGERS, f"{name} is not a module with a logger"
+    untabled = [
+        m for m in LOGGERS if m not in in_table and f"{m.rsplit('.', 1)[0]}.*" not in in_table
+    ]
+    assert not untabled, f"add to internals.rst's logger table: {untabled}"

@@ -78,3 +78,11 @@ def test_the_readme_docs_command_is_what_ci_and_tox_run() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     [ci_command] = [line for line in ci.splitlines() if line.startswith("sphinx-build ")]
     assert ci_command.replace(" -q", "") == command
+
+
+def test_the_add_on_is_documented_for_the_scrapy_the_package_needs() -> None:
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    [oldest] = re.findall(r'"scrapy>=([\d.]+)"', pyproject)
+    setup = (ROOT / "docs" / "setup.rst").read_text(encoding="utf-8")
+    for text in (TEXT, setup):
+        assert f"With the add-on (Scrapy ≥ {oldest}, as the package)" in text

@@ -49,6 +49,7 @@ from scrapy_googlerobots import __version__
 from scrapy_googlerobots.commands.lint import Diagnostic, lint
 from scrapy_googlerobots.commands.page_check import CheckError, run_check_headers
 from scrapy_googlerobots.policy.canonical import canonicalize_url
+from scrapy_googlerobots.policy.fetch_policy import FetchOutcome, outcome_for_status
 from scrapy_googlerobots.policy.useragent import crawler_token
 from scrapy_googlerobots.robotstxt import (
     GOOGLE_MAX_SIZE,
@@ -147,12 +148,13 @@ def _fetch(url: str, *, limit: int, read_size: int, timeout: float, user_agent: 
             final_url = response.geturl()
     except urllib.error.HTTPError as exc:
         exc.close()
+        # Every status but 2xx, read through the crawl's one table.
         code = exc.code
+        if outcome_for_status(code) is FetchOutcome.UNREACHABLE:
+            return Source(url, None, reason=f"HTTP {code}", unreachable=True)
         if 300 <= code < 400:
             # Too many hops, a loop, or a redirect without a usable target.
             return Source(url, None, reason=f"redirects not followed (HTTP {code}), as for 404")
-        if code == 429 or code >= 500:
-            return Source(url, None, reason=f"HTTP {code}", unreachable=True)
         return Source(url, None, reason=f"HTTP {code}: no robots.txt")
     except (ValueError, http.client.InvalidURL) as exc:
         # A malformed URL: bad port, bad IPv6 literal, control characters.

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import inspect
 import json
 import logging
 import os
@@ -50,7 +49,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from scrapy import Request, Spider, signals
 from scrapy.commands import ScrapyCommand
-from scrapy.core.engine import ExecutionEngine
 from scrapy.exceptions import DontCloseSpider, UsageError
 from scrapy.http import HtmlResponse
 from scrapy.http.request import NO_CALLBACK
@@ -74,7 +72,7 @@ from scrapy_googlerobots.policy.useragent import crawler_token
 from scrapy_googlerobots.reporting.explain import UsagePreference
 from scrapy_googlerobots.robotstxt import USAGE_CATEGORIES, RobotsTxt, parse
 from scrapy_googlerobots.runtime.config import RobotsConfig
-from scrapy_googlerobots.runtime.scrapy_compat import engine_download
+from scrapy_googlerobots.runtime.scrapy_compat import close_spider, engine_download
 from scrapy_googlerobots.tdmrep import TdmVerdict, parse_tdmrep_json, resolve
 
 if TYPE_CHECKING:
@@ -82,14 +80,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Command", "OriginCheck", "UrlVerdict"]
 
-# The logger keeps the name it had before the package was split by concern
-# (issue 25), so log lines and users' filters on it stay as they were.
-logger = logging.getLogger("scrapy_googlerobots.integration.robots_command")
-
-# ExecutionEngine.close_spider_async (2.14+) replaced close_spider(spider, reason).
-_CLOSE_SPIDER_ASYNC = inspect.iscoroutinefunction(
-    getattr(ExecutionEngine, "close_spider_async", None)
-)
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -317,12 +308,7 @@ class _RobotsCheck:
         finally:
             self._done = True
             # At once: waiting for the next idle check could take a heartbeat (5 s).
-            engine = crawler.engine
-            if _CLOSE_SPIDER_ASYNC:
-                deferred_from_coro(engine.close_spider_async(reason="finished"))
-            else:
-                assert crawler.spider is not None
-                engine.close_spider(crawler.spider, "finished")
+            close_spider(crawler.engine, crawler.spider, "finished")
 
     async def _fetch_pages(
         self, crawler: Crawler, config: RobotsConfig, results: list[FetchResult]

@@ -1,4 +1,4 @@
-"""Scrapy add-on (Scrapy >= 2.10): ``ADDONS = {"scrapy_googlerobots.Addon": 0}``.
+"""Scrapy add-on (Scrapy >= 2.11, as the package): ``ADDONS = {"scrapy_googlerobots.Addon": 0}``.
 
 It turns ``ROBOTSTXT_OBEY`` on at ``"addon"`` priority (a value the user set
 in the project, a spider or the command line wins) and puts
@@ -32,9 +32,7 @@ from scrapy.utils.misc import load_object
 
 __all__ = ["Addon"]
 
-# The logger keeps the name it had before the package was split by concern
-# (issue 25), so log lines and users' filters on it stay as they were.
-logger = logging.getLogger("scrapy_googlerobots.integration.addon")
+logger = logging.getLogger(__name__)
 
 STOCK_MIDDLEWARE = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
 GOOGLE_MIDDLEWARE = "scrapy_googlerobots.GoogleRobotsTxtMiddleware"

@@ -40,6 +40,7 @@ from scrapy.http import Response
 from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.defer import Deferred, fail, succeed
 
+from scrapy_googlerobots.crawl.bad_setting import RefuseEverything
 from scrapy_googlerobots.crawl.factory import build
 from scrapy_googlerobots.fetching.robots_serve import ROBOTS_PATH
 from scrapy_googlerobots.policy.canonical import canonicalize_url
@@ -113,7 +114,13 @@ class GoogleRobotsTxtMiddleware:
         self._trigger = keys.pop() if len(keys) == 1 else _NO_KEY
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler) -> Self:
+    def from_crawler(cls, crawler: Crawler) -> Self | RefuseEverything:
+        try:
+            RobotsConfig.from_settings(crawler.settings)
+        except ValueError as exc:  # a ROBOTSTXT_* setting that cannot work: one clear line
+            if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
+                raise NotConfigured from None
+            return RefuseEverything(crawler, str(exc))
         return cls(crawler)
 
     def _policy_files(self, parts: Parts) -> list[PolicyFile]:

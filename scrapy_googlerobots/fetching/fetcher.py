@@ -50,9 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = ["LIMIT_META", "ORIGIN_META", "FetchResult", "RobotsFetcher"]
 
-# The logger keeps the name it had before the package was split by concern
-# (issue 25), so log lines and users' filters on it stay as they were.
-logger = logging.getLogger("scrapy_googlerobots.integration.fetcher")
+logger = logging.getLogger(__name__)
 
 LIMIT_META = "_robotstxt_limit"
 """Meta key of a robots.txt request: its :class:`BodyLimit` (internal)."""

@@ -33,6 +33,8 @@ from itemadapter import ItemAdapter
 from scrapy import Request, signals
 from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.http import HtmlResponse, Response
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from twisted.internet.defer import Deferred, DeferredList
 from w3lib.url import canonicalize_url
 
 from scrapy_googlerobots.pagedirectives import EMPTY, PageDirectives, from_headers_and_body
@@ -48,6 +50,7 @@ from scrapy_googlerobots.reporting.explain import (
 from scrapy_googlerobots.reporting.page_report import PageReporter
 from scrapy_googlerobots.runtime.agents import AgentTokens
 from scrapy_googlerobots.runtime.config import RobotsConfig
+from scrapy_googlerobots.runtime.scrapy_compat import send_signal
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable
@@ -153,6 +156,14 @@ class _Plan:
     """Canonical URL -> refusal, for targets linked only with a ``rel`` hint we obey."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Dropped:
+    """An item ``"drop"`` refused, with the ``DropItem`` its ``item_dropped`` carries."""
+
+    item: Any
+    error: Exception
+
+
 _REPORTED = _Plan("")
 """The plan of a page whose directives enforce nothing: remembered so that they are
 counted and logged once."""
@@ -172,7 +183,10 @@ class PageDirectivesMiddleware:
     """
 
     def __init__(self, crawler: Crawler) -> None:
-        config = RobotsConfig.from_settings(crawler.settings)
+        try:
+            config = RobotsConfig.from_settings(crawler.settings)
+        except ValueError as exc:  # the robots.txt middleware reports it, and crawls nothing
+            raise NotConfigured(str(exc)) from None
         if not config.obey or not config.page_directives:
             raise NotConfigured
         self.crawler = crawler
@@ -189,6 +203,9 @@ class PageDirectivesMiddleware:
         self._plans: weakref.WeakKeyDictionary[Response, _Plan] = weakref.WeakKeyDictionary()
         self._last: weakref.ReferenceType[Response] | None = None
         self._last_plan: _Plan | None = None
+        # item_dropped sends a sync callback's output could not wait for; the close does.
+        self._sending: set[Deferred[None]] = set()
+        crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -224,13 +241,19 @@ class PageDirectivesMiddleware:
         assert response is not None
         async for output in result:
             kept = self._judge(plan, response, output)
-            if kept is not None:
+            if type(kept) is _Dropped:
+                await self._item_dropped(kept, response)
+            elif kept is not None:
                 yield kept
 
     def _filter(self, plan: _Plan, response: Response, result: Iterable[Any]) -> Iterable[Any]:
         for output in result:
             kept = self._judge(plan, response, output)
-            if kept is not None:
+            if type(kept) is _Dropped:
+                sending = deferred_from_coro(self._item_dropped(kept, response))
+                self._sending.add(sending)
+                sending.addBoth(self._sent, sending)
+            elif kept is not None:
                 yield kept
 
     # -- deciding ------------------------------------------------------------------
@@ -299,7 +322,8 @@ class PageDirectivesMiddleware:
         return _Plan(plan.token, plan.nofollow, plan.noindex, links)
 
     def _judge(self, plan: _Plan, response: Response, output: Any) -> Any:
-        """``output`` if it may go on, else None (counted and logged)."""
+        """``output`` if it may go on, else None (counted and logged); an item dropped
+        by ``"drop"`` as :class:`_Dropped`, its ``item_dropped`` still to be sent."""
         if isinstance(output, Request):
             if plan.nofollow is not None:
                 refusal, key = plan.nofollow
@@ -316,8 +340,11 @@ class PageDirectivesMiddleware:
         refusal, key = plan.noindex
         if self._drop_items:
             self._report.item(response, refusal, key, dropped=True)
-            self._item_dropped(output, response, refusal, plan.token)
-            return None
+            error = page_forbidden(
+                DropItem(f"{PAGE_FORBIDDEN_MESSAGE}: {refusal.directive} ({refusal})"),
+                page_decision(refusal, response.url, plan.token),
+            )
+            return _Dropped(output, error)
         self._report.item(response, refusal, key, dropped=False)
         if self._field is not None:
             self._mark(output, refusal)
@@ -331,19 +358,24 @@ class PageDirectivesMiddleware:
         except (KeyError, TypeError) as exc:
             self._report.unmarked(item, field, exc)
 
-    def _item_dropped(
-        self, item: Any, response: Response, refusal: PageRefusal, token: str
-    ) -> None:
-        """Tell ``item_dropped`` receivers, as Scrapy does for a pipeline's ``DropItem``."""
-        error = page_forbidden(
-            DropItem(f"{PAGE_FORBIDDEN_MESSAGE}: {refusal.directive} ({refusal})"),
-            page_decision(refusal, response.url, token),
-        )
-        self.crawler.signals.send_catch_log(
-            signal=signals.item_dropped,
-            item=item,
+    def _sent(self, result: Any, sending: Deferred[None]) -> Any:
+        self._sending.discard(sending)
+        return result  # a failure (a bug: receivers' errors are caught) stays unhandled, logged
+
+    async def _spider_closed(self) -> None:
+        """Let the crawl end once the ``item_dropped`` receivers still running are done."""
+        if self._sending:
+            await maybe_deferred_to_future(DeferredList(list(self._sending)))
+
+    async def _item_dropped(self, dropped: _Dropped, response: Response) -> None:
+        """Tell ``item_dropped`` receivers, as Scrapy does for a pipeline's ``DropItem``
+        (asynchronous receivers awaited)."""
+        await send_signal(
+            self.crawler.signals,
+            signals.item_dropped,
+            item=dropped.item,
             response=response,
-            exception=error,
+            exception=dropped.error,
             spider=self.crawler.spider,
         )
 

@@ -19,6 +19,7 @@ from scrapy.utils.log import failure_to_exc_info
 
 from scrapy_googlerobots.fetching.failures import component_of
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
+from scrapy_googlerobots.runtime.wording import counted
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -148,8 +149,7 @@ class FileReports:
             what = self._absent
             when = f", fresh for {record.expires_at - record.fetched_at:.0f} s"
         self._log.debug(
-            "%(file)s of %(origin)s: %(reason)s%(via)s, %(what)s%(when)s; "
-            "%(waiting)d waiting requests released",
+            "%(file)s of %(origin)s: %(reason)s%(via)s, %(what)s%(when)s; %(waiting)s released",
             {
                 "file": self.kind.name,
                 "origin": self.kind.origin_key(key),
@@ -157,7 +157,7 @@ class FileReports:
                 "via": f" via {result.redirects[-1]}" if result.redirects else "",
                 "what": what,
                 "when": when,
-                "waiting": waiting,
+                "waiting": counted(waiting, "waiting request"),
             },
             extra={"spider": self.crawler.spider},
         )

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PageReporter", "logger"]
 
-logger = logging.getLogger("scrapy_googlerobots.page_directives")
+logger = logging.getLogger(__name__)
 
 
 class PageReporter:

@@ -15,7 +15,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import IgnoreRequest
-from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.log import failure_to_exc_info
 from twisted.python.failure import Failure
 
@@ -31,7 +31,9 @@ from scrapy_googlerobots.reporting.explain import (
 )
 from scrapy_googlerobots.reporting.file_reports import FileReports, shows_debug
 from scrapy_googlerobots.reporting.summary import CrawlSummary
+from scrapy_googlerobots.runtime.scrapy_compat import send_signal
 from scrapy_googlerobots.runtime.signals import robots_parsed
+from scrapy_googlerobots.runtime.wording import counted
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -47,8 +49,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FORBIDDEN_MESSAGE", "Reporter"]
 
-# The middleware's log lines carry this logger's name (users filter on it).
-logger = logging.getLogger("scrapy_googlerobots.integration.middleware")
+logger = logging.getLogger(__name__)
 
 
 def debug_shown() -> bool:
@@ -302,8 +303,8 @@ class Reporter:
 
     def closing_dropped(self, count: int) -> None:
         logger.info(
-            "Spider closing: dropped %(count)d requests that were waiting for robots.txt",
-            {"count": count},
+            "Spider closing: dropped %(requests)s waiting for robots.txt",
+            {"requests": counted(count, "request that was", "requests that were")},
             extra=self._extra,
         )
 
@@ -327,9 +328,11 @@ class Reporter:
         if requeued:
             where.append(f"{requeued} put back into the scheduler, which keeps its queue")
         logger.info(
-            "Spider closing: handed over %(count)d requests that were waiting for robots.txt: "
-            "%(where)s",
-            {"count": kept + requeued, "where": "; ".join(where)},
+            "Spider closing: handed over %(requests)s waiting for robots.txt: %(where)s",
+            {
+                "requests": counted(kept + requeued, "request that was", "requests that were"),
+                "where": "; ".join(where),
+            },
             extra=self._extra,
         )
 
@@ -380,7 +383,7 @@ class Reporter:
             "reason": result.reason,
             "next": (record.retry_at or 0.0) - now,
             "failures": record.failures,
-            "waiting": waiting,
+            "waiting": counted(waiting, "request waits", "requests wait"),
         }
         if _is_unexpected(result.exception):
             logger.error(
@@ -412,12 +415,12 @@ class Reporter:
         if previous is not None and previous.unreachable_since is not None:
             logger.info(
                 "robots.txt of %(origin)s is reachable again after %(outage).0f s "
-                "(%(reason)s); %(waiting)d waiting requests released",
+                "(%(reason)s); %(waiting)s released",
                 {
                     "origin": key,
                     "outage": record.fetched_at - previous.unreachable_since,
                     "reason": result.reason,
-                    "waiting": waiting,
+                    "waiting": counted(waiting, "waiting request"),
                 },
                 extra=self._extra,
             )
@@ -467,7 +470,7 @@ class Reporter:
         if self.config.unreachable == "disallow":
             what = "its requests are dropped"
         else:
-            what = "%(waiting)d requests wait for it"
+            what = "%(waiting)s for it"
         logger.log(
             logging.WARNING if record.failures == 1 else logging.INFO,
             "robots.txt of %(origin)s unreachable (%(reason)s, attempt %(failures)d): "
@@ -484,16 +487,7 @@ class Reporter:
         Scrapy 2.18+, :data:`scrapy_googlerobots.signals.robots_parsed` (the same object
         there) on every version."""
         parser = self.robot_parser(rules)
-        manager = self.crawler.signals
-        send_async = getattr(manager, "send_catch_log_async", None)
-        if send_async is not None:
-            await send_async(signal=robots_parsed, robotparser=parser, request=request)
-        else:  # Scrapy < 2.14: handlers may return Deferreds
-            await maybe_deferred_to_future(
-                manager.send_catch_log_deferred(
-                    signal=robots_parsed, robotparser=parser, request=request
-                )
-            )
+        await send_signal(self.crawler.signals, robots_parsed, robotparser=parser, request=request)
 
 
 async def _drain_async(output: Any) -> None:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = ["OnlyWaiting", "OriginSlowDown", "SlowDownReport", "Waiting", "waiting_line"]
 
-logger = logging.getLogger("scrapy_googlerobots.integration.middleware")
+logger = logging.getLogger(__name__)
 
 # Origins named in the end-of-crawl line and the waiting line (the rest are counted).
 _SUMMARY_ORIGINS = 10

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.origin import origin_of
+from scrapy_googlerobots.runtime.wording import counted
 
 if TYPE_CHECKING:
     from scrapy_googlerobots.fetching.fetcher import FetchResult
@@ -120,7 +121,8 @@ class CrawlSummary:
             return stats.get(f"robotstxt/{name}", 0)
 
         lines = [
-            f"robots.txt summary: {len(self.answers)} origins checked ({answers or 'none'})",
+            f"robots.txt summary: {counted(len(self.answers), 'origin')} checked "
+            f"({answers or 'none'})",
             f"  requests: {stat('forbidden')} forbidden, {stat('unreachable/deferred')} deferred, "
             f"{stat('unreachable/released')} released, {stat('unreachable/dropped')} dropped",
         ]
@@ -140,11 +142,13 @@ class CrawlSummary:
 
         by_answer = Counter(self.tdm_answers.values())
         answers = ", ".join(f"{by_answer[a]} {a}" for a in (*ANSWERS, "invalid") if by_answer[a])
+        responses = stat("responses")
         lines = [
             f"  TDMRep: {len(self.tdm_answers)} tdmrep.json fetched ({answers or 'none'}); "
             f"requests refused: {stat('forbidden/file')} by tdmrep.json, "
             f"{stat('forbidden/header')} by tdm-reservation header, "
-            f"{stat('forbidden/meta')} by meta tag; {stat('responses')} responses with a "
+            f"{stat('forbidden/meta')} by meta tag; "
+            f"{counted(responses if isinstance(responses, int) else 0, 'response')} with a "
             "reservation value"
         ]
         top = self.tdm_forbidden_by.most_common(10)
@@ -174,8 +178,8 @@ class CrawlSummary:
         page = f", {by_page} dropped by a noai page directive" if by_page else ""
         lines = [
             f"  usage preferences (declared use: {declared}): {refused} forbidden by robots.txt, "
-            f"{dropped} dropped by their Content-Usage header{page}, {carried} responses with "
-            "preferences"
+            f"{dropped} dropped by their Content-Usage header{page}, "
+            f"{counted(carried, 'response')} with preferences"
         ]
         lines += _ranked("usage rules that forbade the most requests", self.top_usage_rules())
         return lines
@@ -206,11 +210,12 @@ def _render_page(stats: dict[str, object]) -> list[str]:
     kept, dropped_items = sum(family("items_kept").values()), sum(family("items_dropped").values())
     links = sum(family("links_dropped").values())
     return [
-        f"  page directives: {responses} responses with directives for this crawler{detail}, "
-        f"{ignored} directives for other crawlers ignored, {malformed} malformed",
-        f"  page directives applied: {dropped_requests} requests not followed (nofollow), "
-        f"{kept} items of noindex pages kept, {dropped_items} dropped, "
-        f"{links} link targets not followed (rel)",
+        f"  page directives: {counted(responses, 'response')} with directives for this "
+        f"crawler{detail}, {counted(ignored, 'directive')} for other crawlers ignored, "
+        f"{malformed} malformed",
+        f"  page directives applied: {counted(dropped_requests, 'request')} not followed "
+        f"(nofollow), {counted(kept, 'item')} of noindex pages kept, {dropped_items} dropped, "
+        f"{counted(links, 'link target')} not followed (rel)",
     ]
 
 

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 __all__ = ["AgentTokens"]
 
-logger = logging.getLogger("scrapy_googlerobots.integration.middleware")
+logger = logging.getLogger(__name__)
 
 # User-Agent values remembered; a rotating-agent crawl clears and refills.
 _MEMO_SIZE = 1_024

@@ -4,8 +4,9 @@
 middleware uses into one frozen object. A value that cannot work (negative,
 not a number, an unknown mode) or two that contradict each other
 (``ROBOTSTXT_CACHE_MIN_TTL`` above ``ROBOTSTXT_CACHE_MAX_TTL``) raise
-:class:`ValueError` naming the setting and the fix, so a crawl fails at
-start-up instead of misbehaving hours later.
+:class:`ValueError` naming the setting and the fix, so a crawl stops at
+start-up (one ERROR line, nothing crawled: ``crawl/bad_setting.py``) instead of
+misbehaving hours later.
 """
 
 from __future__ import annotations

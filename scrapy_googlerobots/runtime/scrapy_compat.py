@@ -27,7 +27,8 @@ import scrapy
 from scrapy.core.downloader import Slot
 from scrapy.core.engine import ExecutionEngine
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
-from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.signalmanager import SignalManager
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ __all__ = [
     "REQUEST_SCHEDULED_CAN_DROP",
     "SCRAPY_VERSION",
     "call_before_scheduler_close",
+    "close_spider",
     "crawler_engine",
     "downloader_slot",
     "duplicate_filter",
@@ -50,13 +52,12 @@ __all__ = [
     "engine_is_running",
     "engine_takes_requests_back",
     "limit_slot_jitter",
+    "send_signal",
     "slot_jitter",
 ]
 
 
-# The logger keeps the name it had before the package was split by concern
-# (issue 25), so log lines and users' filters on it stay as they were.
-logger = logging.getLogger("scrapy_googlerobots.integration.scrapy_compat")
+logger = logging.getLogger(__name__)
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -83,6 +84,16 @@ ENGINE_HAS_DOWNLOAD_ASYNC: bool = inspect.iscoroutinefunction(
 _SLOT_HAS_JITTER: bool = "jitter" in inspect.signature(Slot).parameters
 """``Slot.jitter`` exists (Scrapy 2.19, ``DOWNLOAD_DELAY_JITTER``); before, ``randomize_delay``."""
 
+_ENGINE_HAS_CLOSE_SPIDER_ASYNC: bool = inspect.iscoroutinefunction(
+    getattr(ExecutionEngine, "close_spider_async", None)
+)
+"""``ExecutionEngine.close_spider_async`` (Scrapy >= 2.14), else ``close_spider(spider, why)``."""
+
+_SIGNALS_HAVE_SEND_ASYNC: bool = inspect.iscoroutinefunction(
+    getattr(SignalManager, "send_catch_log_async", None)
+)
+"""``SignalManager.send_catch_log_async`` exists (Scrapy >= 2.14), else the Deferred one."""
+
 REQUEST_SCHEDULED_CAN_DROP: bool = SCRAPY_VERSION >= (2, 11, 2)
 """A ``request_scheduled`` handler may drop a request by raising ``IgnoreRequest`` (2.11.2+)."""
 
@@ -96,6 +107,24 @@ def engine_download(engine: Any, request: Request) -> Awaitable[Response]:
     if ENGINE_HAS_DOWNLOAD_ASYNC:
         return engine.download_async(request)  # type: ignore[no-any-return]
     return maybe_deferred_to_future(engine.download(request))  # type: ignore[no-any-return]
+
+
+async def send_signal(manager: Any, signal: object, **kwargs: Any) -> None:
+    """Send ``signal`` through the crawler's signal ``manager`` as Scrapy sends its own:
+    every receiver called, asynchronous ones (coroutines, Deferreds) awaited, and
+    their errors caught and logged."""
+    if _SIGNALS_HAVE_SEND_ASYNC:
+        await manager.send_catch_log_async(signal=signal, **kwargs)
+    else:  # Scrapy < 2.14: receivers may return Deferreds (or coroutines, wrapped)
+        await maybe_deferred_to_future(manager.send_catch_log_deferred(signal=signal, **kwargs))
+
+
+def close_spider(engine: Any, spider: Any, reason: str) -> None:
+    """Begin closing ``spider`` with the finish reason ``reason``, with this Scrapy's API."""
+    if _ENGINE_HAS_CLOSE_SPIDER_ASYNC:
+        deferred_from_coro(engine.close_spider_async(reason=reason))
+    else:
+        engine.close_spider(spider, reason)
 
 
 def engine_is_running(engine: Any) -> bool:

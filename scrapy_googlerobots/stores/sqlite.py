@@ -234,6 +234,10 @@ class SqlitePolicyStore:
             # Locked past busy_timeout, disk full, I/O: the caller (the
             # layered store) degrades to its local cache.
             raise
+        except sqlite3.ProgrammingError as exc:
+            # Used after close() (a fetch that ended after the spider closed, as
+            # Scrapy 2.11 lets one): the file is fine, leave it as it is.
+            raise sqlite3.OperationalError(f"the store is closed ({exc})") from exc
         except sqlite3.DatabaseError as exc:
             # The file went bad under us: replace it, as at start-up.
             self._conn.close()

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from scrapy_googlerobots.runtime.wording import counted
 from scrapy_googlerobots.stores.base import STORE_ERRORS_STAT
 from scrapy_googlerobots.waiting.parked_records import deserialize_request
 
@@ -35,9 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = ["LEGACY_JOURNAL_NAME", "MIGRATED_STAT", "take_up_legacy_journal"]
 
-# The logger keeps the name it had before the package was split by concern
-# (issue 25), so log lines and users' filters on it stay as they were.
-logger = logging.getLogger("scrapy_googlerobots.integration.legacy_journal")
+logger = logging.getLogger(__name__)
 
 LEGACY_JOURNAL_NAME = "robotstxt.parked"
 """The 0.1.0 journal's file name inside ``JOBDIR``."""
@@ -81,17 +80,17 @@ def take_up_legacy_journal(
     except OSError as exc:
         stats.inc_value(STORE_ERRORS_STAT)
         logger.warning(
-            "Took %(count)d requests waiting for robots.txt from %(path)s (written by "
+            "Took %(requests)s waiting for robots.txt from %(path)s (written by "
             "scrapy_googlerobots 0.1.0) but cannot rename it (%(error)s): delete it, or the "
             "next resume crawls them again",
-            {"count": len(requests), "path": path, "error": exc},
+            {"requests": counted(len(requests), "request"), "path": path, "error": exc},
             extra={"spider": spider},
         )
         return len(requests)
     logger.info(
-        "Took %(count)d requests waiting for robots.txt from %(path)s, written by "
+        "Took %(requests)s waiting for robots.txt from %(path)s, written by "
         "scrapy_googlerobots 0.1.0 when the crawl was paused; renamed it %(migrated)s",
-        {"count": len(requests), "path": path, "migrated": migrated.name},
+        {"requests": counted(len(requests), "request"), "path": path, "migrated": migrated.name},
         extra={"spider": spider},
     )
     return len(requests)

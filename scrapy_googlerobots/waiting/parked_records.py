@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.utils.request import request_from_dict
 
 from scrapy_googlerobots.runtime.timers import Timer
+from scrapy_googlerobots.runtime.wording import counted
 from scrapy_googlerobots.waiting.origin_state import OWN_DONT_FILTER_META, clear_bookkeeping
 
 if TYPE_CHECKING:
@@ -44,9 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = ["NO_RECORDS", "ParkedRecords", "Records", "deserialize_request", "serialize_request"]
 
-# The logger keeps the name it had before the package was split by concern
-# (issue 25), so log lines and users' filters on it stay as they were.
-logger = logging.getLogger("scrapy_googlerobots.integration.parked_records")
+logger = logging.getLogger(__name__)
 
 
 def serialize_request(request: Request, spider: Spider) -> bytes:
@@ -192,10 +191,17 @@ class ParkedRecords:
         if lost:
             self.stats.inc_value("robotstxt/parked/taken_over", lost)
             logger.warning(
-                "%(count)d requests that waited for robots.txt here were adopted by another "
-                "worker meanwhile (this worker's lease on them lapsed: it was stalled for more "
-                "than ROBOTSTXT_PARKED_LEASE_TTL = %(ttl)g s); that worker crawls them",
-                {"count": lost, "ttl": self.ttl},
+                "%(requests)s adopted by another worker meanwhile (this worker's lease on them "
+                "lapsed: it was stalled for more than ROBOTSTXT_PARKED_LEASE_TTL = %(ttl)g s); "
+                "that worker crawls them",
+                {
+                    "requests": counted(
+                        lost,
+                        "request that waited for robots.txt here was",
+                        "requests that waited for robots.txt here were",
+                    ),
+                    "ttl": self.ttl,
+                },
                 extra={"spider": self._spider()},
             )
         return kept
@@ -249,9 +255,9 @@ class ParkedRecords:
         if adopted:
             self.stats.inc_value("robotstxt/parked/adopted", adopted)
             logger.info(
-                "Adopted %(count)d requests that a stopped or dead worker left waiting for "
+                "Adopted %(requests)s that a stopped or dead worker left waiting for "
                 "robots.txt in %(store)s",
-                {"count": adopted, "store": self.store.description},
+                {"requests": counted(adopted, "request"), "store": self.store.description},
                 extra={"spider": spider},
             )
         return adopted

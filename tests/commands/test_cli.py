@@ -17,6 +17,7 @@ import pytest
 import pytest_twisted
 from twisted.internet.threads import deferToThread
 
+from scrapy_googlerobots.policy.fetch_policy import FetchOutcome, outcome_for_status
 from scrapy_googlerobots.robotstxt import GOOGLE_MAX_SIZE
 
 from servers import RefusedPort, Reply, Site
@@ -266,6 +267,21 @@ async def test_url_server_error_disallows_every_url(
     reason = UNREACHABLE.format(f"HTTP {status}")
     assert result.stdout.splitlines() == [f"DISALLOWED  {url}  {reason}" for url in urls]
     assert result.stderr == f"googlerobots: note: {site.url('/robots.txt')}: {reason}\n"
+
+
+@pytest.mark.parametrize("status", [199, 304, 404, 418, 429, 503, 600])
+@pytest_twisted.ensureDeferred
+async def test_url_status_is_read_as_the_crawl_reads_it(
+    command: list[str], site: Site, status: int
+) -> None:
+    # One table for the CLI and the crawl (policy.fetch_policy), odd statuses included.
+    site.script("/robots.txt", Reply(status, b"User-agent: *\nDisallow: /\n"))
+    result = await run_in_thread(command, "check", site.url("/robots.txt"), "bot", "https://a/x")
+    unreachable = outcome_for_status(status) is FetchOutcome.UNREACHABLE
+    assert result.returncode == (1 if unreachable else 0), result
+    word = "DISALLOWED" if unreachable else "ALLOWED"
+    assert result.stdout.startswith(f"{word:<12}https://a/x  "), result.stdout
+    assert f"HTTP {status}" in result.stdout
 
 
 @pytest_twisted.ensureDeferred

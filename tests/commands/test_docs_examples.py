@@ -5,11 +5,13 @@
 stderr then stdout (notes come before verdicts, as on a terminal) must equal
 the lines shown. ``scrapy robots``: the demo web is served on free ports, the
 page's ports (``--port 36001``: origin i on 36001 + i) are mapped to them,
-and the command run in ``example_project`` must print the lines shown.
+and the command run in ``example_project`` must print the lines shown. Every
+``--option`` a ``googlerobots ...`` synopsis of the docs or README shows exists.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import shlex
@@ -22,7 +24,9 @@ import pytest
 import pytest_twisted
 from twisted.internet.threads import deferToThread
 
-from docs_text import DOCS, ROOT, code_blocks, section
+from scrapy_googlerobots.commands.googlerobots import build_parser
+
+from docs_text import DOCS, ROOT, all_docs_text, code_blocks, section
 
 PAGE = (DOCS / "usage" / "commands.rst").read_text(encoding="utf-8")
 PROJECT = ROOT / "example_project"
@@ -104,3 +108,26 @@ async def test_scrapy_robots_example_output() -> None:
         await web.stop()
     assert result.returncode == 1, result.stderr
     assert result.stdout == ours(shown)
+
+
+def _options_of(command: str) -> set[str]:
+    """The option strings ``googlerobots COMMAND`` accepts."""
+    parser = build_parser()
+    [commands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return set(commands.choices[command]._option_string_actions)
+
+
+# ``googlerobots COMMAND ...`` as the docs and the README write it inline.
+_SYNOPSIS = re.compile(r"`+googlerobots ([a-z][a-z-]*)\b([^`]*)`+")
+
+
+def test_every_option_the_docs_show_exists() -> None:
+    text = all_docs_text() + (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = [
+        (m[1], option)
+        for m in _SYNOPSIS.finditer(text)
+        for option in re.findall(r"--[a-z-]+", m[2])
+    ]
+    assert shown, "the scan found no option"
+    unknown = sorted({(c, o) for c, o in shown if o not in _options_of(c)})
+    assert not unknown, f"options the docs show that googlerobots does not have: {unknown}"

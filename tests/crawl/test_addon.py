@@ -186,7 +186,7 @@ def test_applying_twice_changes_nothing_more(replace_method: str, merge: Any) ->
 
 
 def test_disabled_stock_middleware_is_reported(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="scrapy_googlerobots.integration.addon"):
+    with caplog.at_level(logging.WARNING, logger="scrapy_googlerobots.crawl.addon"):
         _apply({"DOWNLOADER_MIDDLEWARES": {STOCK: None}})
     assert any("does not enable" in message for message in caplog.messages)
 

@@ -26,6 +26,7 @@ from scrapy.utils.test import get_crawler
 from twisted.internet.error import DNSLookupError
 
 from scrapy_googlerobots import GoogleRobotsTxtMiddleware
+from scrapy_googlerobots.crawl.bad_setting import RefuseEverything
 
 from middleware_support import CAN_PARK, OURS, robots_settings, robots_stats, spider_with_signals
 from servers import UNRESOLVABLE_HOST, RecordingSpider, Reply, Site, run_crawl
@@ -54,10 +55,15 @@ def test_not_configured_without_robotstxt_obey() -> None:
         GoogleRobotsTxtMiddleware.from_crawler(crawler)
 
 
-def test_bad_settings_fail_at_start_up() -> None:
+def test_bad_settings_stop_the_crawl_at_start_up() -> None:
+    # One ERROR line and a stand-in refusing every request (crawled in test_usage_crawl.py).
     crawler = get_crawler(settings_dict={"ROBOTSTXT_OBEY": True, "ROBOTSTXT_CACHE_MIN_TTL": 10**9})
-    with pytest.raises(ValueError, match="ROBOTSTXT_CACHE_MIN_TTL"):
-        GoogleRobotsTxtMiddleware.from_crawler(crawler)
+    refusing = GoogleRobotsTxtMiddleware.from_crawler(crawler)
+    assert isinstance(refusing, RefuseEverything)
+    assert "ROBOTSTXT_CACHE_MIN_TTL" in refusing.problem
+    off = {"ROBOTSTXT_OBEY": False, "ROBOTSTXT_CACHE_MIN_TTL": 10**9}
+    with pytest.raises(NotConfigured):  # robots.txt not obeyed: the setting is not used
+        GoogleRobotsTxtMiddleware.from_crawler(get_crawler(settings_dict=off))
 
 
 # test_robotstxt, test_robotstxt_ready_parser, test_robotstxt_multiple_reqs

@@ -22,6 +22,9 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Response
 from scrapy.linkextractors import LinkExtractor
 from scrapy.spiders import CrawlSpider, Rule
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet import reactor
+from twisted.internet.defer import Deferred
 
 from scrapy_googlerobots import forbidden_by
 from scrapy_googlerobots.reporting.explain import UsagePreference
@@ -196,12 +199,15 @@ async def crawl_site(
             crawler.signals.connect(
                 lambda item, **_: items.append(item), signal=signals.item_scraped, weak=False
             )
-            crawler.signals.connect(
-                lambda item, exception, **_: dropped.append((item, exception)),
-                signal=signals.item_dropped,
-                weak=False,
-            )
+            crawler.signals.connect(on_dropped, signal=signals.item_dropped, weak=False)
             return found
+
+    async def on_dropped(item: Any, exception: BaseException, **_: Any) -> None:
+        # An asynchronous receiver, done a turn of the reactor later: it counts only if awaited.
+        turn: Deferred[None] = Deferred()
+        reactor.callLater(0, turn.callback, None)
+        await maybe_deferred_to_future(turn)
+        dropped.append((item, exception))
 
     all_settings = {
         "ADDONS": {"scrapy_googlerobots.Addon": 0},
@@ -218,6 +224,7 @@ async def crawl_site(
     [
         pytest.param("keep", DirectivesSpider, id="kept_and_marked_sync_callback"),
         pytest.param("drop", AsyncDirectivesSpider, id="dropped_async_callback"),
+        pytest.param("drop", DirectivesSpider, id="dropped_sync_callback"),
     ],
 )
 @pytest_twisted.ensureDeferred

@@ -9,14 +9,19 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+import pytest_twisted
 import scrapy
-from scrapy import Request
+from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Response, TextResponse
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.test import get_crawler
+from twisted.internet import reactor
+from twisted.internet.defer import Deferred
 
 from scrapy_googlerobots import PageDirectivesMiddleware, PageRefusal
 from scrapy_googlerobots.pagedirectives import EMPTY
+from scrapy_googlerobots.runtime.scrapy_compat import send_signal
 
 AGENT = "TestBot/1.0 (+http://test.example/bot)"
 URL = "http://example.com/a"
@@ -88,8 +93,9 @@ def test_not_configured(settings: dict[str, Any]) -> None:
         middleware(**settings)
 
 
-def test_bad_setting_fails_at_start() -> None:
-    with pytest.raises(ValueError, match="ROBOTSTXT_PAGE_NOINDEX_ITEMS"):
+def test_bad_setting_disables_it_with_the_reason() -> None:
+    # The robots.txt middleware reports it as an ERROR and crawls nothing.
+    with pytest.raises(NotConfigured, match="ROBOTSTXT_PAGE_NOINDEX_ITEMS"):
         middleware(ROBOTSTXT_PAGE_NOINDEX_ITEMS="maybe")
 
 
@@ -179,18 +185,46 @@ def test_marking_through_itemadapter(caplog: pytest.LogCaptureFixture) -> None:
     )
 
 
-def test_drop_sends_item_dropped_with_an_explainable_drop_item() -> None:
+async def _collect(outputs: AsyncIterator[Any]) -> list[Any]:
+    return [output async for output in outputs]
+
+
+async def _aiter(outputs: list[Any]) -> AsyncIterator[Any]:
+    for output in outputs:
+        yield output
+
+
+@pytest.mark.parametrize("callback", ["sync", "async"])
+@pytest_twisted.ensureDeferred
+async def test_drop_sends_item_dropped_with_an_explainable_drop_item(callback: str) -> None:
     mw = middleware(ROBOTSTXT_PAGE_NOINDEX_ITEMS="drop")
     seen: list[tuple[Any, Any, BaseException]] = []
-    from scrapy import signals
+    finished: Deferred[None] = Deferred()
 
     def dropped(item: Any, response: Any, exception: BaseException, **_: Any) -> None:
         seen.append((item, response, exception))
 
+    async def dropped_later(**_: Any) -> None:
+        # An asynchronous receiver: done a turn of the reactor later, if awaited at all.
+        turn: Deferred[None] = Deferred()
+        reactor.callLater(0, turn.callback, None)
+        await maybe_deferred_to_future(turn)
+        finished.callback(None)
+
     mw.crawler.signals.connect(dropped, signal=signals.item_dropped, weak=False)
+    mw.crawler.signals.connect(dropped_later, signal=signals.item_dropped, weak=False)
     response = html_response(headers={"X-Robots-Tag": "unavailable_after: 2001-01-01"})
     request = Request("http://example.com/b")
-    assert sync_output(mw, response, [{"a": 1}, request]) == [request]
+    if callback == "sync":
+        assert sync_output(mw, response, [{"a": 1}, request]) == [request]
+        # A sync callback's output cannot wait for the receivers; the crawl's close does.
+        close = send_signal(mw.crawler.signals, signals.spider_closed, spider=None, reason="x")
+        await deferred_from_coro(close)
+    else:
+        mw.process_spider_input(response)
+        outputs = mw.process_spider_output_async(response, _aiter([{"a": 1}, request]))
+        assert await deferred_from_coro(_collect(outputs)) == [request]
+    assert finished.called
     [(item, got, error)] = seen
     assert item == {"a": 1} and got is response
     from scrapy_googlerobots import forbidden_by

@@ -572,9 +572,16 @@ async def test_unknown_category_in_meta_is_a_clear_error(site: Site) -> None:
 async def test_an_unknown_category_in_the_setting_stops_the_crawl_at_start(
     site: Site, value: object, named: str
 ) -> None:
-    with pytest.raises(ValueError, match="ROBOTSTXT_USAGE") as error:
-        await run_crawl(robots_settings(ROBOTSTXT_USAGE=value), [site.url("/a")])
-    assert named in str(error.value)
+    result = await run_crawl(robots_settings(ROBOTSTXT_USAGE=value), [site.url("/a")])
+    assert result.stats["finish_reason"] == "robotstxt_bad_setting"
+    [error] = result.messages(logging.ERROR)
+    assert error.startswith("ROBOTSTXT_USAGE") and named in error
+    assert error.endswith(
+        ". Not crawling: every request is refused and the spider closed "
+        "(finish reason robotstxt_bad_setting)"
+    )
+    [(url, failure)] = result.failures
+    assert url == site.url("/a") and failure.check(IgnoreRequest)
     assert site.hits("/robots.txt") == site.hits("/a") == 0
 
 

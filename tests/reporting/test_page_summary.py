@@ -41,7 +41,7 @@ def test_only_ignored_directives_still_say_so() -> None:
     lines = CrawlSummary().render({"robotstxt/page/ignored": 1}).splitlines()
     assert lines[2] == (
         "  page directives: 0 responses with directives for this crawler, "
-        "1 directives for other crawlers ignored, 0 malformed"
+        "1 directive for other crawlers ignored, 0 malformed"
     )
 
 
@@ -53,3 +53,25 @@ def test_a_noai_refusal_joins_the_usage_line() -> None:
         "by their Content-Usage header, 2 dropped by a noai page directive, 0 responses with "
         "preferences"
     ) in text.splitlines()
+
+
+def test_a_count_of_one_reads_in_the_singular() -> None:
+    stats = {
+        "robotstxt/page/responses": 1,
+        "robotstxt/page/directive/noindex": 1,
+        "robotstxt/page/requests_dropped/nofollow": 1,
+        "robotstxt/page/items_kept/noindex": 1,
+        "robotstxt/page/links_dropped/ugc": 1,
+        "robotstxt/usage/responses": 1,
+    }
+    summary = CrawlSummary(declared_use=("train-ai",))
+    summary.answers["http://a.example:80"] = "2xx"
+    lines = summary.render(stats).splitlines()
+    assert lines[0] == "robots.txt summary: 1 origin checked (1 2xx)"
+    assert lines[2].endswith(", 1 response with preferences")
+    assert lines[3:] == [
+        "  page directives: 1 response with directives for this crawler (1 noindex), "
+        "0 directives for other crawlers ignored, 0 malformed",
+        "  page directives applied: 1 request not followed (nofollow), 1 item of noindex "
+        "pages kept, 0 dropped, 1 link target not followed (rel)",
+    ]

@@ -27,7 +27,8 @@ from scrapy_googlerobots.reporting.reporter import Reporter, debug_shown
 from scrapy_googlerobots.robotstxt import parse
 from scrapy_googlerobots.runtime.config import RobotsConfig
 
-OURS = logging.getLogger("scrapy_googlerobots.integration.middleware")
+# The documented name users filter on (docs/reference/logs.rst).
+OURS = logging.getLogger("scrapy_googlerobots.reporting.reporter")
 
 
 class _Counting(logging.Handler):

@@ -23,6 +23,8 @@ from hypothesis import strategies as st
 from scrapy_googlerobots.robotstxt import LineKind, parse, product_token, scan_lines
 from scrapy_googlerobots.robotstxt._lines import escape_pattern
 
+from corpus import CORPUS_FILES, MISSING
+
 # CI runs must be reproducible: a fixed seed sequence and no example database.
 settings.register_profile(
     "robotstxt-ci", max_examples=300, derandomize=True, database=None, deadline=None
@@ -35,8 +37,6 @@ googlebot: Any = pytest.importorskip(
     reason="jwm.robotstxt (Google's C++ reference, test extra) is not installed",
 )
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "robotstxt"
-CORPUS_FILES = sorted(CORPUS.iterdir()) if CORPUS.is_dir() else []
 
 UNKNOWN_AGENT = "zz-unknown-bot"
 AGENTS: list[list[str]] = [
@@ -155,7 +155,7 @@ def _budget(size: int) -> int:
     return max(8, min(120, 300_000 // (size + 2_500)))
 
 
-@pytest.mark.skipif(not CORPUS_FILES, reason=f"corpus not found at {CORPUS}")
+@pytest.mark.skipif(not CORPUS_FILES, reason=MISSING)
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=[p.name for p in CORPUS_FILES])
 def test_corpus_verdicts_and_lines_match_reference(path: Path) -> None:
     body = path.read_bytes()
@@ -253,7 +253,7 @@ def our_scan(body: bytes) -> list[tuple[Any, ...]]:
 
 def test_scan_matches_reference_on_corpus() -> None:
     if not CORPUS_FILES:
-        pytest.skip(f"corpus not found at {CORPUS}")
+        pytest.skip(MISSING)
     compared = 0
     for path in CORPUS_FILES:
         body = path.read_bytes()

@@ -12,7 +12,6 @@ import hashlib
 import logging
 import tracemalloc
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 
@@ -22,9 +21,9 @@ from scrapy_googlerobots.robotstxt import GOOGLE_MAX_SIZE, parse
 from scrapy_googlerobots.stores.memory import EVICTED_STAT, MemoryPolicyStore
 from scrapy_googlerobots.stores.memory_cost import DEFAULT_CACHE_MEMORY, hot_cost, hot_memory
 
+from corpus import CORPUS_FILES, MISSING
 from store_support import Stats
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "robotstxt"
 TIMINGS = FetchTimings(86_400.0, 60.0, 604_800.0, 30.0, 600.0, GOOGLE_MAX_SIZE)
 AGENTS = ("Googlebot", "FooBot", "*")
 PATHS = ("/", "/a/b.html?x=1", "/wp-admin/", "/search?q=1", "/private/", "/cart", "/%7Euser")
@@ -32,11 +31,10 @@ PATHS = ("/", "/a/b.html?x=1", "/wp-admin/", "/search?q=1", "/private/", "/cart"
 
 @pytest.fixture(scope="module")
 def corpus() -> list[bytes]:
-    if not CORPUS.is_dir():
-        pytest.skip(f"shared corpus not found at {CORPUS}")
+    if not CORPUS_FILES:
+        pytest.skip(MISSING)
     # As a crawl keeps them: cut at ROBOTSTXT_MAX_SIZE.
-    files = sorted(path for path in CORPUS.iterdir() if path.is_file())
-    return [path.read_bytes()[:GOOGLE_MAX_SIZE] for path in files]
+    return [path.read_bytes()[:GOOGLE_MAX_SIZE] for path in CORPUS_FILES]
 
 
 def origin(index: int) -> str:

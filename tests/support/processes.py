@@ -18,13 +18,17 @@ class ScriptProcess(protocol.ProcessProtocol):
     """``script config`` in a subprocess; ``ended`` fires with the last stdout line as JSON.
 
     The report gets ``exit`` (the exit code), ``ended_at`` (time.monotonic())
-    and ``stderr`` (its tail) added.
+    and ``stderr`` (its tail) added. Lines ``{"event": kind, "url": url, ...}``
+    the script prints before are events: ``when(kind, url)`` fires at the first.
     """
 
     def __init__(self, script: Path, config: dict[str, Any]) -> None:
         self.out = bytearray()
         self.err = bytearray()
         self.ended: defer.Deferred[dict[str, Any]] = defer.Deferred()
+        self.events: list[dict[str, Any]] = []
+        self._read = 0
+        self._waiting: list[tuple[str, str, defer.Deferred[Any]]] = []
         from twisted.internet import reactor
 
         env = {k: v for k, v in os.environ.items() if not k.startswith("SCRAPY_")}
@@ -36,6 +40,32 @@ class ScriptProcess(protocol.ProcessProtocol):
 
     def outReceived(self, data: bytes) -> None:
         self.out += data
+        end = self.out.rfind(b"\n") + 1
+        for line in self.out[self._read : end].decode().splitlines():
+            event = json.loads(line) if line.startswith("{") else {}
+            if "event" in event:  # not the final report
+                self._seen(event)
+        self._read = end
+
+    def _seen(self, event: dict[str, Any]) -> None:
+        self.events.append(event)
+        for waiting in list(self._waiting):
+            kind, url, waiter = waiting
+            if kind == event["event"] and url in ("", event["url"]):
+                self._waiting.remove(waiting)
+                waiter.callback(self)
+
+    def _has(self, kind: str, url: str) -> bool:
+        return any(e["event"] == kind and url in ("", e["url"]) for e in self.events)
+
+    def when(self, kind: str, url: str = "") -> defer.Deferred[Any]:
+        """Fires (with this process) at its first event ``kind`` for ``url`` ("": any)."""
+        waiter: defer.Deferred[Any] = defer.Deferred()
+        if self._has(kind, url):
+            waiter.callback(self)
+        else:
+            self._waiting.append((kind, url, waiter))
+        return waiter
 
     def errReceived(self, data: bytes) -> None:
         self.err += data

@@ -8,7 +8,6 @@ for the malformed-value rules of vocab -08 section 6.5.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import NamedTuple
 
 import pytest
@@ -26,8 +25,9 @@ from scrapy_googlerobots.robotstxt import (
 from scrapy_googlerobots.robotstxt._lines import escape_pattern
 from scrapy_googlerobots.robotstxt._match import pattern_matches
 
+from corpus import CORPUS_FILES, MISSING
+
 HOST = "http://example.com"
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "robotstxt"
 
 
 class Case(NamedTuple):
@@ -444,9 +444,9 @@ def test_hostile_many_usage_rules_stay_fast_enough() -> None:
         assert robots.usage(f"{HOST}/a/x{n}/b/y", "bot")["train-ai"].line == n + 2
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not found at {CORPUS}")
+@pytest.mark.skipif(not CORPUS_FILES, reason=MISSING)
 def test_files_without_usage_rules_are_plain_robotstxt() -> None:
-    bodies = [path.read_bytes() for path in sorted(CORPUS.iterdir())]
+    bodies = [path.read_bytes() for path in CORPUS_FILES]
     parsed = [parse(body) for body in bodies]
     # No file of the corpus has usage rules: each is a plain RobotsTxt, so the
     # feature adds not one byte to what it retains (the subclass with the

@@ -195,9 +195,8 @@ async def _kill_while_waiting(
             "settings": {**worker_settings, "TELNETCONSOLE_ENABLED": False, "LOG_LEVEL": "INFO"},
         },
     )
-    await site.wait_for_hits("/robots.txt", 1, timeout=60)
-    # The 503 reached the site; a moment for the worker to record all of them.
-    await _sleep(1.0)
+    # All four waiting requests are in the store (the worker says so as it counts them).
+    await doomed.when("stat", "robotstxt/parked/recorded=4").addTimeout(60, _reactor())
     if interrupt:
         doomed.interrupt()
         report = await doomed.ended.addTimeout(30, _reactor())
@@ -325,12 +324,6 @@ def _parked_keys(redis: RedisServer, kind: str = "") -> list[bytes]:
         return [k for k in keys if f":{kind}:".encode() in k]
     # What is left of the records (an empty owners set is removed by Redis).
     return [k for k in keys if b":owner:" not in k]
-
-
-async def _sleep(seconds: float) -> None:
-    from twisted.internet import task
-
-    await task.deferLater(_reactor(), seconds, lambda: None)
 
 
 def _reactor() -> Any:

@@ -25,7 +25,7 @@ from scrapy_googlerobots.waiting.legacy_journal import LEGACY_JOURNAL_NAME
 from servers import CrawlResult, RecordingSpider, Reply, Site, run_crawl
 
 ROBOTS = b"User-agent: *\nDisallow: /b\n"
-LOGGER = "scrapy_googlerobots.integration.legacy_journal"
+LOGGER = "scrapy_googlerobots.waiting.legacy_journal"
 
 
 def settings(jobdir: Path, **extra: Any) -> dict[str, Any]:

@@ -248,43 +248,15 @@ class Worker(ScriptProcess):
     """
 
     def __init__(self, config: dict[str, Any]) -> None:
-        self.events: list[dict[str, Any]] = []
-        self._read = 0
-        self._waiting: list[tuple[str, str, defer.Deferred[Worker]]] = []
         super().__init__(HERE, config)
-
-    def outReceived(self, data: bytes) -> None:
-        super().outReceived(data)
-        end = self.out.rfind(b"\n") + 1
-        for line in self.out[self._read : end].decode().splitlines():
-            event = json.loads(line)
-            if "event" in event:  # not the final report
-                self._seen(event)
-        self._read = end
 
     def errReceived(self, data: bytes) -> None:
         super().errReceived(data)
         if b"Adopted " in data and not self._has("adopted", ""):
             self._seen({"event": "adopted", "url": "", "at": time.time(), "message": ""})
 
-    def _seen(self, event: dict[str, Any]) -> None:
-        self.events.append(event)
-        for waiting in list(self._waiting):
-            kind, url, waiter = waiting
-            if kind == event["event"] and url in ("", event["url"]):
-                self._waiting.remove(waiting)
-                waiter.callback(self)
-
-    def _has(self, kind: str, url: str) -> bool:
-        return any(e["event"] == kind and url in ("", e["url"]) for e in self.events)
-
     def when(self, kind: str, url: str = "") -> defer.Deferred[Worker]:
-        waiter: defer.Deferred[Worker] = defer.Deferred()
-        if self._has(kind, url):
-            waiter.callback(self)
-        else:
-            self._waiting.append((kind, url, waiter))
-        return waiter
+        return super().when(kind, url)
 
     def stop(self, kill: bool = False) -> None:
         """SIGKILL (``kill``) or SIGINT, unless it has ended already."""

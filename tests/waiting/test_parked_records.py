@@ -104,12 +104,20 @@ def test_a_record_that_cannot_be_restored_is_counted_and_deleted(tmp_path: Path)
 
 def test_a_record_the_store_could_not_delete_is_deleted_at_the_next_beat(tmp_path: Path) -> None:
     import sqlite3
-    import time
+
+    from scrapy_googlerobots.stores.sqlite import SqlitePolicyStore
 
     path, clock, stats, adopted = tmp_path / "s.sqlite", Clock(), Stats(), []
-    settings = {"ROBOTSTXT_CACHE_STORE": str(path), "ROBOTSTXT_CACHE_STORE_TIMEOUT": 0.2}
-    store = build_store(Settings(settings), stats, clock=clock)
-    assert isinstance(store, LayeredPolicyStore)
+    # The layered store's monotonic clock times its pauses before probing a failed store.
+    monotonic = Clock(0.0)
+    store = LayeredPolicyStore(
+        SqlitePolicyStore(path, timeout=0.2, clock=clock),
+        description=str(path),
+        timeout=0.2,
+        stats=stats,
+        clock=clock,
+        monotonic=monotonic,
+    )
     spider = PagesSpider()
     mine = ParkedRecords(store, ttl=15.0, stats=stats, spider=lambda: spider, adopt=print)
     entry = Parked(Request("http://a.example/1", callback=spider.parse), 0.0)
@@ -119,10 +127,11 @@ def test_a_record_the_store_could_not_delete_is_deleted_at_the_next_beat(tmp_pat
     assert mine.forget([entry]) == [entry], "released: the store cannot say otherwise"
     assert stats["robotstxt/store/errors"] >= 1
     blocker.rollback()
-    time.sleep(1.2)  # the layered store probes a failed store again after 1 s
+    monotonic.now += 1.2  # the layered store probes a failed store again after 1 s
     mine.adopt_now()  # the next beat
     mine.stop()
-    records(path, clock, Stats(), adopted).adopt_now()
+    # Past the lease's 15 s: a record still there would be adopted, released or not.
+    records(path, Clock(clock.now + 60), Stats(), adopted).adopt_now()
     assert adopted == [], "already crawled: deleted at the next beat, never adopted again"
 
 

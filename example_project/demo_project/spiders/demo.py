@@ -141,13 +141,14 @@ class DemoSpider(scrapy.Spider):
     def on_robots_exchange(self, exchange: Exchange) -> None:
         self.exchanges.append(exchange)
 
-    async def on_spider_closed(self, spider: scrapy.Spider) -> None:
-        user_agent = self.crawler.settings.get("ROBOTSTXT_USER_AGENT") or self.crawler.settings.get(
-            "USER_AGENT"
-        )
-        origins = [(title, origin, pages) for origin, (title, pages) in self.origins.items()]
-        stats = self.crawler.stats.get_stats() if self.crawler.stats else {}
-        summary = self.robots.summary
-        print(render(user_agent, origins, self.exchanges, summary, stats), flush=True)
+    async def on_spider_closed(self, spider: scrapy.Spider, reason: str = "") -> None:
+        # A ROBOTSTXT_* setting that cannot work: nothing was crawled, an ERROR line says why.
+        if reason != "robotstxt_bad_setting":
+            settings = self.crawler.settings
+            user_agent = settings.get("ROBOTSTXT_USER_AGENT") or settings.get("USER_AGENT")
+            origins = [(title, origin, pages) for origin, (title, pages) in self.origins.items()]
+            stats = self.crawler.stats.get_stats() if self.crawler.stats else {}
+            summary = self.robots.summary
+            print(render(user_agent, origins, self.exchanges, summary, stats), flush=True)
         if self.web is not None:
             await maybe_deferred_to_future(self.web.stop())
