@@ -32,7 +32,6 @@ def make(
     clock: Callable[[], float] = time.monotonic,
 ) -> SiteSlowDown:
     crawler = get_crawler()
-    crawler.stats.open_spider(None)
     return SiteSlowDown(
         store or MemoryPolicyStore(),
         SlowDownReport(crawler),
