@@ -132,10 +132,10 @@ class Lifecycle:
     def spider_opened(self, **_: Any) -> None:
         # The moment requests can still go to the scheduler, at any close.
         call_before_scheduler_close(crawler_engine(self.crawler), self._close_watch.close)
+        if self._gate is not None:
+            self._gate.start()  # pauses known before adopted requests go anywhere
         if self._records is not None:
             self._records.start()
-        if self._gate is not None:
-            self._gate.start()
         jobdir, spider = self.crawler.settings.get("JOBDIR"), self.crawler.spider
         if jobdir and spider is not None:
             # Upgrade path from 0.1.0 (its JOBDIR/robotstxt.parked journal); goes with it.

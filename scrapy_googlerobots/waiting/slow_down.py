@@ -398,9 +398,10 @@ class SlowDownGate:
         return self.site.engaged
 
     def start(self) -> None:
-        """The spider is open: read the shared store's pauses from now on."""
+        """The spider is open: read the shared store's pauses now (before any request is
+        adopted from another worker) and from then on."""
         if self._poll:
-            self._poll_timer = Timer(POLL_EVERY, self._read_pauses)
+            self._read_pauses()
 
     def close(self) -> None:
         self._closed = True

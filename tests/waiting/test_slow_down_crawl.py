@@ -21,7 +21,10 @@ from middleware_support import (
     robots_stats,
     spider_with_signals,
 )
+from redis_server import RedisServer, redis_server
 from servers import Reply, Site, run_crawl
+
+__all__ = ["redis_server"]  # the fixture, imported for the tests below
 
 ROBOTS = Reply(200, b"User-agent: *\nAllow: /\n")
 
@@ -110,3 +113,29 @@ async def test_turned_off_the_answer_is_retry_middlewares(site: Site, status: in
     result = await run_crawl(settings, [site.url("/p")], timeout=30)
     assert site.hits("/p") == 2  # sent, re-sent at once by RetryMiddleware
     assert not any(k.startswith("robotstxt/slow_down/") for k in robots_stats(result))
+
+
+@requires_parking
+@pytest_twisted.ensureDeferred
+async def test_requests_held_for_a_pause_are_handed_over_and_the_next_worker_keeps_it(
+    redis_server: RedisServer, make_site: Callable[..., Site]
+) -> None:
+    site = make_site()
+    site.script("/robots.txt", ROBOTS)
+    site.script("/p/0", Reply(429, headers={"Retry-After": "5"}), Reply(200, b"ok"))
+    urls = [site.url(f"/p/{n}") for n in range(3)]
+    common = robots_settings(CONCURRENT_REQUESTS=1, ROBOTSTXT_CACHE_STORE=redis_server.url)
+    stopped = await run_crawl({**common, "CLOSESPIDER_TIMEOUT": 2}, urls, timeout=30)
+    assert stopped.downloaded == [] and stopped.failures == []
+    assert stopped.stats["robotstxt/slow_down/held"] == 3
+    assert stopped.stats["robotstxt/parked/handed_over/store"] == 3
+    [first] = [r for r in site.requests() if r.path.startswith("/p/")]
+
+    # The next worker adopts them, reads the pause from the store, and holds them.
+    later = await run_crawl(common, [], timeout=30)
+    assert later.stats["robotstxt/parked/adopted"] == 3
+    assert later.stats["robotstxt/slow_down/paused/from_store"] == 1
+    assert sorted(later.downloaded) == sorted(urls)
+    after = [r for r in site.requests() if r.path.startswith("/p/")][1:]
+    assert len(after) == 3 and min(r.at for r in after) - first.at >= 5.0 - 0.05
+    assert later.messages(logging.ERROR) == []
