@@ -14,37 +14,39 @@ from __future__ import annotations
 
 from types import TracebackType
 
-from scrapy.utils.misc import load_object
-
 __all__ = ["component_of", "is_unreachable"]
 
-# The network's failures, by name: some exist only on some Scrapy / Twisted versions.
-_NETWORK_NAMES = (
-    "scrapy.exceptions.CannotResolveHostError",
-    "scrapy.exceptions.DownloadCancelledError",
-    "scrapy.exceptions.DownloadConnectionRefusedError",
-    "scrapy.exceptions.DownloadFailedError",
-    "scrapy.exceptions.DownloadTimeoutError",
-    "scrapy.exceptions.ResponseDataLossError",
-    "scrapy.exceptions.UnsupportedURLSchemeError",
-    "scrapy.exceptions.NotSupported",
-    "scrapy.core.downloader.handlers.http11.TunnelError",
-    "twisted.internet.error.ConnectError",
-    "twisted.internet.error.ConnectionLost",
-    "twisted.internet.error.ConnectionDone",
-    "twisted.internet.error.DNSLookupError",
-    "twisted.internet.error.TimeoutError",
-    "twisted.internet.error.TCPTimedOutError",
-    "twisted.internet.error.SSLError",
-    "twisted.internet.defer.TimeoutError",
-    "twisted.internet.defer.CancelledError",
-    "twisted.web._newclient.ResponseFailed",
-    "twisted.web._newclient.ResponseNeverReceived",
-    "twisted.web._newclient.RequestTransmissionFailed",
-    "twisted.web.error.Error",
-    "twisted.protocols.ftp.FTPError",
-    "twisted.protocols.ftp.CommandFailed",
-    "OpenSSL.SSL.Error",
+# The network's failures, by name (matched against the exception's classes, so
+# nothing is imported: some exist only on some Scrapy / Twisted versions, and
+# importing Scrapy's HTTP handler would install a reactor).
+_NETWORK_NAMES = frozenset(
+    (
+        "scrapy.exceptions.CannotResolveHostError",
+        "scrapy.exceptions.DownloadCancelledError",
+        "scrapy.exceptions.DownloadConnectionRefusedError",
+        "scrapy.exceptions.DownloadFailedError",
+        "scrapy.exceptions.DownloadTimeoutError",
+        "scrapy.exceptions.ResponseDataLossError",
+        "scrapy.exceptions.UnsupportedURLSchemeError",
+        "scrapy.exceptions.NotSupported",
+        "scrapy.core.downloader.handlers.http11.TunnelError",
+        "twisted.internet.error.ConnectError",
+        "twisted.internet.error.ConnectionLost",
+        "twisted.internet.error.ConnectionDone",
+        "twisted.internet.error.DNSLookupError",
+        "twisted.internet.error.TimeoutError",
+        "twisted.internet.error.TCPTimedOutError",
+        "twisted.internet.error.SSLError",
+        "twisted.internet.defer.TimeoutError",
+        "twisted.internet.defer.CancelledError",
+        "twisted.web._newclient.ResponseFailed",
+        "twisted.web._newclient.ResponseNeverReceived",
+        "twisted.web._newclient.RequestTransmissionFailed",
+        "twisted.web.error.Error",
+        "twisted.protocols.ftp.FTPError",
+        "twisted.protocols.ftp.CommandFailed",
+        "OpenSSL.SSL.Error",
+    )
 )
 
 # Code that raises only what the network did: an exception from deeper in
@@ -61,21 +63,6 @@ _NETWORK_MODULES = (
 )
 
 
-def _network_types() -> tuple[type[BaseException], ...]:
-    found: list[type[BaseException]] = [OSError, TimeoutError]
-    for name in _NETWORK_NAMES:
-        try:
-            kind = load_object(name)
-        except (ImportError, AttributeError, NameError, ValueError):
-            continue
-        if isinstance(kind, type) and issubclass(kind, BaseException):
-            found.append(kind)
-    return tuple(found)
-
-
-_NETWORK = _network_types()
-
-
 def _innermost(tb: TracebackType | None) -> TracebackType | None:
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
@@ -84,7 +71,9 @@ def _innermost(tb: TracebackType | None) -> TracebackType | None:
 
 def is_unreachable(exc: BaseException) -> bool:
     """True when ``exc`` says the site could not be reached (Google's "unreachable")."""
-    if isinstance(exc, _NETWORK):
+    if isinstance(exc, (OSError, TimeoutError)) or any(
+        f"{kind.__module__}.{kind.__qualname__}" in _NETWORK_NAMES for kind in type(exc).__mro__
+    ):
         return True
     last = _innermost(exc.__traceback__)
     if last is None:

@@ -61,3 +61,16 @@ def test_a_plain_function_is_named_too() -> None:
 def test_an_exception_never_raised_names_nobody() -> None:
     assert component_of(ValueError()) == "an unknown component"
     assert not is_unreachable(ValueError())
+
+
+def test_importing_it_installs_no_reactor() -> None:
+    # A module that imported Scrapy's HTTP handler (to name TunnelError) would
+    # install Twisted's default reactor before CrawlerProcess picks its own.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, scrapy_googlerobots.fetching.failures, scrapy_googlerobots.crawl.middleware;"
+        "assert 'twisted.internet.reactor' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
