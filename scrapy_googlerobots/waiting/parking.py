@@ -27,6 +27,7 @@ from scrapy_googlerobots.runtime.scrapy_compat import (
     REQUEST_SCHEDULED_CAN_DROP,
     duplicate_filter,
     engine_takes_requests_back,
+    seen_by_filter,
 )
 from scrapy_googlerobots.runtime.timers import Timer
 from scrapy_googlerobots.waiting.origin_state import (
@@ -83,6 +84,8 @@ class Parking:
         self.steps: Sequence[FileStep] = ()
         """Every policy file's step, in the order a request meets them (robots.txt first)."""
         self.records: Records = NO_RECORDS
+        # Fingerprints of requests parked before they met the scheduler's filter.
+        self._parked_fingerprints: set[bytes] = set()
         self.gate: SlowDownGate | None = None
         """Pauses and send slots of origins that asked to slow down (None: off)."""
         # Read through the module so tests can pretend to be an older Scrapy.
@@ -197,19 +200,30 @@ class Parking:
             raise IgnoreRequest(f"Waiting for {step.file.kind.name}")
 
     def duplicate(self, request: Request) -> bool:
-        """True when the scheduler would filter ``request`` as a duplicate: it is not parked
-        (the scheduler filters it, as without us). Otherwise it has now passed the filter,
-        and is let through it when it comes back (``dont_filter``, ours to clear)."""
+        """True when the scheduler would filter ``request`` as a duplicate: it is not parked.
+
+        The scheduler's filter is asked without recording anything (it meets the
+        request when it is released, as before); a copy of a request parked here
+        before (which that filter has not met yet) is dropped silently here, as the
+        filter would, and logged by it.
+        """
         if request.dont_filter:
             return False
         df = duplicate_filter(self.crawler.engine)
         if df is None:
             return False
-        if df.request_seen(request):
-            return True
-        request.meta[OWN_DONT_FILTER_META] = True
-        request.dont_filter = True
-        return False
+        if seen_by_filter(df, request):
+            return True  # the scheduler filters it, as without us
+        fingerprinter = getattr(self.crawler, "request_fingerprinter", None)
+        if fingerprinter is None:
+            return False
+        fingerprint = fingerprinter.fingerprint(request)
+        if fingerprint not in self._parked_fingerprints:
+            self._parked_fingerprints.add(fingerprint)
+            return False
+        if callable(getattr(df, "log", None)):
+            df.log(request, self.crawler.spider)
+        raise IgnoreRequest("Filtered duplicate request")
 
     def hand_back_to_hold(self, request: Request) -> bool:
         """Hand ``request`` back to the engine to be held for its origin's pause (at

@@ -101,10 +101,9 @@ async def test_scrapy_redis_stop_hands_over_through_the_store_and_the_dupefilter
     client: Any = redis_server.client()
     assert client.llen("recording:requests") == 0 and client.zcard("recording:requests") == 0
     # The first request passed the shared filter, came back from the downloader
-    # (dont_filter from then on) and was parked; the others were asked to the
-    # filter at request_scheduled before they were parked (a duplicate is never
-    # parked), so it holds all four, and they carry dont_filter from then on.
-    assert client.scard("recording:dupefilter") == 4
+    # (dont_filter from then on) and was parked; the others were parked at
+    # request_scheduled, before the filter, which meets them on release.
+    assert client.scard("recording:dupefilter") == 1
 
     # The start list again (a restart yields it): for each URL one copy goes
     # through (the adopted one, or the restart's), the filter drops the other.
