@@ -53,6 +53,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Parking"]
 
+# On a request whose fingerprint the duplicate check took: when it comes back
+# (released, or waiting for the next file) it is itself, not its duplicate.
+_COUNTED_META = "_robotstxt_fingerprinted"
+
 
 class Parking:
     """The crawl's requests held per origin, for every policy file (see the module doc).
@@ -207,8 +211,8 @@ class Parking:
         before (which that filter has not met yet) is dropped silently here, as the
         filter would, and logged by it.
         """
-        if request.dont_filter:
-            return False
+        if request.dont_filter or request.meta.get(_COUNTED_META):
+            return False  # a request parked before, coming back (released, next file)
         df = duplicate_filter(self.crawler.engine)
         if df is None:
             return False
@@ -220,6 +224,7 @@ class Parking:
         fingerprint = fingerprinter.fingerprint(request)
         if fingerprint not in self._parked_fingerprints:
             self._parked_fingerprints.add(fingerprint)
+            request.meta[_COUNTED_META] = True
             return False
         if callable(getattr(df, "log", None)):
             df.log(request, self.crawler.spider)
