@@ -57,7 +57,9 @@ EXPECTED: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
         ],
     ),
     "robots.txt answers 503, then recovers": (
-        r"503, 503, 503, then 200 after \d+\.\d s — rules apply",
+        # One download per attempt (no RetryMiddleware re-sends), spaced by the backoff.
+        r"503, then 503 after \d+\.\d s, then 503 after \d+\.\d s, then 200 after \d+\.\d s "
+        r"— rules apply",
         [
             ("/news/today", "crawled", "no matching rule  (after waiting"),
             ("/drafts/tomorrow", "blocked", "line 2: Disallow: /drafts/"),

@@ -29,11 +29,12 @@ from scrapy_googlerobots.fetching.robots_serve import RobotsServer
 from scrapy_googlerobots.optouts.page_directives import reader_for
 from scrapy_googlerobots.optouts.tdm_gate import TdmGate
 from scrapy_googlerobots.optouts.usage_gate import UsageGate
-from scrapy_googlerobots.pacing.crawl_delay import CrawlPacer, DelayLookup
+from scrapy_googlerobots.pacing.crawl_delay import CrawlPacer, DelayLookup, applied_delay
 from scrapy_googlerobots.policy.origin import OriginMemo
 from scrapy_googlerobots.policy.record import FetchTimings, ParsedRulesCache
 from scrapy_googlerobots.reporting.explainer import Annotates, Explainer
 from scrapy_googlerobots.reporting.reporter import Reporter
+from scrapy_googlerobots.reporting.slow_down_report import SlowDownReport
 from scrapy_googlerobots.reporting.tdm_reports import TdmReports
 from scrapy_googlerobots.runtime.agents import AgentTokens
 from scrapy_googlerobots.runtime.scrapy_compat import engine_is_running
@@ -44,6 +45,7 @@ from scrapy_googlerobots.waiting.handover import HandOver
 from scrapy_googlerobots.waiting.origin_state import OriginState
 from scrapy_googlerobots.waiting.parked_records import NO_RECORDS, ParkedRecords, Records
 from scrapy_googlerobots.waiting.parking import Parking
+from scrapy_googlerobots.waiting.slow_down import PauseRoom, SiteSlowDown, SlowDownGate
 from scrapy_googlerobots.waiting.waiting_room import WaitingRoom
 
 if TYPE_CHECKING:
@@ -101,6 +103,7 @@ class Parts:
     """``ROBOTSTXT_EVIDENCE``: the crawl's evidence (None: off)."""
     pacer: CrawlPacer | None = None
     lifecycle: Lifecycle | None = None
+    gate: SlowDownGate | None = None
 
 
 def build(mw: Shell, config: RobotsConfig, clock: Callable[[], float]) -> Parts:
@@ -160,8 +163,14 @@ def build(mw: Shell, config: RobotsConfig, clock: Callable[[], float]) -> Parts:
     parts.records = parking.records = _parked_records(parts)
     for step in parts.steps:
         step.room.records = parts.records
+    gate = parts.gate = parking.gate = _slow_down_gate(parts)
     handover = parts.handover = HandOver(
-        crawler, [step.room for step in parts.steps], parts.records, reporter, store
+        crawler,
+        [step.room for step in parts.steps],
+        parts.records,
+        reporter,
+        store,
+        pauses=gate.room if gate is not None else None,
     )
     server = parts.server = RobotsServer(reporter, clock, settings.getint("DOWNLOAD_MAXSIZE"))
     parts.chain = FileSteps(
@@ -174,7 +183,9 @@ def build(mw: Shell, config: RobotsConfig, clock: Callable[[], float]) -> Parts:
         agents.token,
         [(step.refs.of, step.file) for step in parts.steps if isinstance(step.file, Annotates)],
     )
-    if config.crawl_delay:  # opt-in: Google ignores Crawl-delay and Request-rate
+    # Opt-in: Google ignores Crawl-delay and Request-rate. Across a cluster the
+    # gate's send slots pace it instead of each worker's download slots.
+    if config.crawl_delay and not (gate is not None and gate.site.always):
         lookup = _delay_lookup(parts)
         parts.pacer = CrawlPacer(crawler, reporter, lookup, maximum=config.crawl_delay_max)
     parts.lifecycle = Lifecycle(
@@ -186,8 +197,66 @@ def build(mw: Shell, config: RobotsConfig, clock: Callable[[], float]) -> Parts:
         flush=[reporter.flush_counts, tdm.flush_counts],
         store=store,
         summary=config.summary,
+        gate=gate,
     )
     return parts
+
+
+def _slow_down_gate(parts: Parts) -> SlowDownGate | None:
+    """A site's "slow down" (429/503) and, across a cluster, Crawl-delay as send slots;
+    None when both are off."""
+    config, store, parking = parts.config, parts.store, parts.parking
+    layered = store if isinstance(store, LayeredPolicyStore) else None
+    cluster_paced = config.crawl_delay and layered is not None and layered.pace_across_hosts
+    if not config.slow_down and not cluster_paced:
+        return None
+    pace: Any = store  # every store is a PaceStore (stores.base)
+    report = SlowDownReport(parts.crawler)
+    site = SiteSlowDown(
+        pace,
+        report,
+        max_pause=config.slow_down_max_pause,
+        shared=lambda: layered is not None and layered.shares_pace,
+    )
+    room = PauseRoom(
+        site,
+        report,
+        records=lambda: parts.records,
+        crawl=parking.crawl,
+        idle=parking.room_idle,
+    )
+    return SlowDownGate(
+        parts.crawler,
+        site,
+        room,
+        origin_key=lambda url: None if (ref := parts.memo.ref(url)) is None else ref.key,
+        delay_of=_cluster_delay(parts) if cluster_paced else None,
+        hand_back=parking.hand_back_to_hold,
+        listen=parking.listen,
+        answers=config.slow_down,
+        poll=layered is not None and layered.shares_pace,
+    )
+
+
+def _cluster_delay(parts: Parts) -> Callable[[Request, str], float | None]:
+    """The Crawl-delay / Request-rate an origin's robots.txt asks of a request, capped."""
+    get, rules_of, token_of = parts.store.get, parts.rules.rules_of, parts.agents.token
+    maximum = parts.config.crawl_delay_max
+    # Origin key -> (fetched_at of its robots.txt, the delay it asks).
+    delays: dict[str, tuple[float, float | None]] = {}
+
+    def delay_of(request: Request, key: str) -> float | None:
+        record = get(key)
+        if record is None:
+            return None
+        memo = delays.get(key)
+        if memo is not None and memo[0] == record.fetched_at:
+            return memo[1]
+        delay = applied_delay(rules_of(record).delay(token_of(request)), maximum)
+        delays[key] = (record.fetched_at, delay)
+        return delay
+
+    return delay_of
 
 
 def _step(parts: Parts, file: PolicyFile, priority: int) -> FileStep:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
 
+from scrapy_googlerobots.reporting.slow_down_report import OnlyWaiting
 from scrapy_googlerobots.runtime.scrapy_compat import (
     call_before_scheduler_close,
     crawler_engine,
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from scrapy_googlerobots.stores.base import PolicyStore
     from scrapy_googlerobots.waiting.parked_records import Records
     from scrapy_googlerobots.waiting.parking import Parking
+    from scrapy_googlerobots.waiting.slow_down import SlowDownGate
 
 __all__ = ["WATCH_INTERVAL", "CloseWatch", "Lifecycle"]
 
@@ -110,6 +112,7 @@ class Lifecycle:
         flush: Sequence[Callable[[], None]],
         store: PolicyStore,
         summary: bool,
+        gate: SlowDownGate | None = None,
     ) -> None:
         self.crawler = crawler
         self._close_watch = close_watch
@@ -119,6 +122,8 @@ class Lifecycle:
         self._flush = flush
         self._store = store
         self._summary = summary
+        self._gate = gate
+        self._only_waiting = OnlyWaiting()
         manager = crawler.signals
         manager.connect(self.spider_opened, signal=signals.spider_opened)
         manager.connect(self.spider_idle, signal=signals.spider_idle)
@@ -127,6 +132,8 @@ class Lifecycle:
     def spider_opened(self, **_: Any) -> None:
         # The moment requests can still go to the scheduler, at any close.
         call_before_scheduler_close(crawler_engine(self.crawler), self._close_watch.close)
+        if self._gate is not None:
+            self._gate.start()  # pauses known before adopted requests go anywhere
         if self._records is not None:
             self._records.start()
         jobdir, spider = self.crawler.settings.get("JOBDIR"), self.crawler.spider
@@ -138,6 +145,8 @@ class Lifecycle:
         if self._close_watch.closing:
             return
         if self._parking.busy:
+            # Nothing left but waiting requests: said once, not at every idle beat.
+            self._only_waiting.note(self._parking.waiting(), self.crawler.spider)
             raise DontCloseSpider
         # About to close: take over what stopped workers handed over since the
         # last beat, rather than leave it for the next crawl.
@@ -149,7 +158,11 @@ class Lifecycle:
         for flush in self._flush:
             flush()
         self._parking.unlisten(closing=True)
+        if self._gate is not None:
+            self._gate.close()
         if self._summary:
             self._reporter.crawl_summary()
+            if self._gate is not None:
+                self._gate.site.report.log_summary()
         # Nothing is parked any more: the close handed every waiting request over or dropped it.
         self._store.close()

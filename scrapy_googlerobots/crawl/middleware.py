@@ -29,6 +29,7 @@ in :meth:`process_response`.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -44,6 +45,7 @@ from scrapy_googlerobots.crawl.factory import build
 from scrapy_googlerobots.evidence.recorder import check_evidence
 from scrapy_googlerobots.fetching.robots_serve import ROBOTS_PATH
 from scrapy_googlerobots.policy.canonical import canonicalize_url
+from scrapy_googlerobots.policy.slowdown import SLOW_DOWN_STATUSES
 from scrapy_googlerobots.reporting.reporter import FORBIDDEN_MESSAGE
 from scrapy_googlerobots.runtime.config import RobotsConfig
 from scrapy_googlerobots.runtime.scrapy_compat import (
@@ -57,8 +59,10 @@ if TYPE_CHECKING:
 
     from scrapy_googlerobots.crawl.factory import Parts
     from scrapy_googlerobots.fetching.policy_file import PolicyFile
+    from scrapy_googlerobots.policy.origin import OriginRef
     from scrapy_googlerobots.reporting.explain import RobotsDecision
     from scrapy_googlerobots.reporting.summary import CrawlSummary
+    from scrapy_googlerobots.waiting.slow_down import SlowDownGate
 
 __all__ = ["FORBIDDEN_MESSAGE", "GoogleRobotsTxtMiddleware"]
 
@@ -102,6 +106,7 @@ class GoogleRobotsTxtMiddleware:
         self._server = parts.server
         self._explainer = parts.explainer
         self._pacer = parts.pacer
+        self._gate = parts.gate
         # Requests that may need a later file than robots.txt: all of them, or those
         # whose meta has the one key that may make them (cheap to test per request).
         later = [step.file for step in parts.steps[1:]]
@@ -151,6 +156,11 @@ class GoogleRobotsTxtMiddleware:
             ref = self._resolve(url, cut)
         if ref is None:
             return None
+        gate = self._gate
+        if gate is not None and gate.site.engaged:  # a pause, a slow-down, cluster pacing
+            held = await gate.before(request, ref.key)
+            if held is not None:
+                return held
         record = self._store_get(ref.key)
         if record is not None and self._clock() < record.expires_at:
             # robots.txt's step on a fresh copy, inlined.
@@ -186,6 +196,9 @@ class GoogleRobotsTxtMiddleware:
         ref = None if request.meta.get("dont_obey_robotstxt") else self._origin_ref(request.url)
         if ref is None:
             return None  # like the stock method for data:, file: ... URLs
+        gate = self._gate
+        if gate is not None and gate.site.engaged:
+            return deferred_from_coro(self._gated(request, ref, gate))  # type: ignore[no-any-return]
         try:
             outcome = self._run(request, ref, 0)
         except IgnoreRequest:
@@ -193,6 +206,18 @@ class GoogleRobotsTxtMiddleware:
         if outcome is None or isinstance(outcome, (Request, Response)):
             return succeed(outcome)
         return deferred_from_coro(outcome)  # type: ignore[no-any-return]
+
+    async def _gated(
+        self, request: Request, ref: OriginRef, gate: SlowDownGate
+    ) -> Request | Response | None:
+        """The Deferred convention while the gate is engaged: its wait, then every step."""
+        held = await gate.before(request, ref.key)
+        if held is not None:
+            return held
+        outcome = self._run(request, ref, 0)
+        if outcome is None or isinstance(outcome, (Request, Response)):
+            return outcome
+        return await outcome
 
     # The stock class's calling convention on the installed Scrapy: ``async def``
     # from 2.14 (``await mw.process_request(request)``), a Deferred before.
@@ -202,10 +227,16 @@ class GoogleRobotsTxtMiddleware:
 
     def process_response(
         self, request: Request, response: Response, spider: Spider | None = None
-    ) -> Response:
+    ) -> Response | Request:
         """Give ``response.meta["usage_preferences"]`` to a response that carries AI usage
         preferences (robots.txt, its ``Content-Usage`` header); raise ``IgnoreRequest``
-        when its header says "no" for a use the request declares."""
+        when its header says "no" for a use the request declares. A 429/503 that paused
+        its origin comes back as its request, to be held for the pause."""
+        gate = self._gate
+        if gate is not None and response.status in SLOW_DOWN_STATUSES:
+            again = gate.held_again(request, response)
+            if again is not None:
+                return again
         response = self._usage.response(request, response)
         if self._tdm.seen:
             return self._tdm.response(request, response)
@@ -227,7 +258,13 @@ class GoogleRobotsTxtMiddleware:
         (not yet, or only failures: see the unreachable rules). The copy may be
         past its lifetime; the next request of the origin refreshes it.
         """
-        return self._explainer.explain(request)
+        decision = self._explainer.explain(request)
+        gate = self._gate
+        if decision is None or gate is None or not gate.site.engaged:
+            return decision
+        ref = self._origin_ref(request.url)
+        said = gate.site.describe(ref.key) if ref is not None else None
+        return decision if said is None else dataclasses.replace(decision, slow_down=said)
 
     def sitemaps(self, url: str) -> list[str] | None:
         """The ``Sitemap:`` URLs of the robots.txt of ``url``'s origin, as this crawl knows it.

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from scrapy.utils.defer import deferred_from_coro
 
+from scrapy_googlerobots.fetching.failures import is_unreachable
 from scrapy_googlerobots.fetching.fetcher import FetchResult
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.runtime.timers import Timer, sleep
@@ -45,6 +46,8 @@ class FetchingOrigin(Protocol):
     fetching: bool
     trigger: Request | None
     """The request that triggered the pending fetch (``robots_parsed``'s ``request=``)."""
+    failure: BaseException | None
+    """The crawl's own exception the fetch failed with (not the site's: see failures.py)."""
 
     @property
     def waiting(self) -> int:
@@ -117,6 +120,7 @@ class FetchCoordinator(Generic[_S]):
 
     async def _fetch(self, state: _S, basis: PolicyRecord | None, started: Download | None) -> None:
         record: PolicyRecord | None = None
+        own: BaseException | None = None
         try:
             if started is None:
                 await sleep(0.0)
@@ -128,15 +132,24 @@ class FetchCoordinator(Generic[_S]):
                     if started is None:
                         self.reporter.fetch_started()
                     result = await self._download(state, started)
-                    previous = self.store.get(state.key)
-                    record = self.file.record(
-                        state.ref, result, previous, self.clock(), self.timings
-                    )
-                    self.store.put(record)
+                    own = _own_failure(result)
+                    if own is None:
+                        previous = self.store.get(state.key)
+                        record = self.file.record(
+                            state.ref, result, previous, self.clock(), self.timings
+                        )
+                        self.store.put(record)
                 finally:
                     renewal.cancel()
                     if self._held.pop(state.key, None) is not None:
                         self.store.release_fetch_lease(state.key)
+                if own is not None:
+                    # Not the site's doing: nothing is stored, the waiting requests
+                    # fail with it (WaitingRoom.after_fetch).
+                    state.failure = own
+                    self.reporter.own_failure(state.key, own, waiting=state.waiting)
+                    return
+                assert record is not None
                 await self.fetched(state, result, record, previous)
         finally:
             state.fetching = False
@@ -227,3 +240,11 @@ class _LeaseRenewal:
 
     def cancel(self) -> None:
         self._timer.cancel()
+
+
+def _own_failure(result: FetchResult) -> BaseException | None:
+    """The crawl's own exception ``result`` failed with (a component's bug), or None."""
+    exc = result.exception
+    if exc is None or result.outcome is not FetchOutcome.UNREACHABLE or is_unreachable(exc):
+        return None
+    return exc

@@ -197,6 +197,9 @@ class RobotsFetcher:
     def _request(self, url: str, origin: Origin) -> Request:
         meta: dict[str, Any] = {
             "dont_obey_robotstxt": True,
+            # Retried by the plugin's own backoff only: one download per attempt,
+            # no "Gave up retrying" ERROR for a handled unreachable origin.
+            "dont_retry": True,
             # Followed here (SPEC B3), whatever the redirect middleware does.
             "dont_redirect": True,
             "handle_httpstatus_all": True,

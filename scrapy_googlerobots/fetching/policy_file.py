@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from scrapy_googlerobots.policy.origin import FileKind, OriginRef
 from scrapy_googlerobots.policy.record import record_after_fetch
+from scrapy_googlerobots.policy.slowdown import retry_after_of
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -55,6 +56,8 @@ class FetchReports(Protocol):
     def lease_wait(self) -> None: ...
 
     def fetch_bug(self, failure: Failure, key: str) -> None: ...
+
+    def own_failure(self, key: str, exc: BaseException, *, waiting: int) -> None: ...
 
     def fetched(
         self,
@@ -124,7 +127,7 @@ def record_of(
     headers: bytes | None = None,
 ) -> PolicyRecord:
     """The record after a fetch: the body read by ``parse`` (default: as robots.txt), the
-    response's ``headers`` kept or not."""
+    response's ``headers`` kept or not, the next attempt no earlier than its ``Retry-After``."""
     response = result.response
     return record_after_fetch(
         key,
@@ -137,6 +140,7 @@ def record_of(
         timings=timings,
         headers=headers,
         parse=parse,
+        retry_after=retry_after_of(response, now),
     )
 
 

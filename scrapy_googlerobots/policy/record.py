@@ -78,6 +78,7 @@ def record_after_fetch(
     timings: FetchTimings,
     headers: bytes | None = None,
     parse: Callable[[bytes], RobotsTxt | None] | None = None,
+    retry_after: float | None = None,
 ) -> PolicyRecord:
     """The record of ``key`` after a fetch with ``outcome`` at ``now``.
 
@@ -89,12 +90,14 @@ def record_after_fetch(
     fetch starts a fresh record whose lifetime comes from ``Cache-Control``.
     ``parse`` reads the kept body into the record's ``rules`` (default: as
     robots.txt; a file parsed where it is judged, such as ``tdmrep.json``,
-    passes one that returns None).
+    passes one that returns None). ``retry_after``: seconds the answer's
+    ``Retry-After`` asks (:func:`~scrapy_googlerobots.policy.slowdown.retry_after_of`);
+    an unreachable fetch is not retried before them, whatever the backoff says.
     """
     if outcome is FetchOutcome.UNREACHABLE:
         failures = (previous.failures if previous is not None else 0) + 1
         since = previous.unreachable_since if previous is not None else None
-        retry_at = now + timings.backoff(failures)
+        retry_at = now + max(timings.backoff(failures), retry_after or 0.0)
         if previous is not None and previous.outcome is not FetchOutcome.UNREACHABLE:
             return dataclasses.replace(
                 previous,

@@ -188,6 +188,11 @@ class RobotsDecision:
     tdm_refused: TdmVerdict | None = None
     """The TDMRep verdict that stopped the request (``reserved`` is True): a
     ``tdmrep.json`` rule, a ``tdm-reservation`` header or meta tag. None otherwise."""
+    slow_down: str | None = None
+    """What the origin asked to slow the crawl down, as the crawl holds it now:
+    ``"paused for 4.2 s more (Retry-After: 6 from <429 http://…/p/3>)"`` or
+    ``"slowed down: 4 s between requests"``; None when it asked nothing
+    (:setting:`ROBOTSTXT_SLOW_DOWN`)."""
 
     @property
     def preferences(self) -> dict[str, bool]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.utils.log import failure_to_exc_info
 
+from scrapy_googlerobots.fetching.failures import component_of
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.runtime.wording import counted
 
@@ -75,6 +76,8 @@ class FileReports:
         self._inc_value = crawler.stats.inc_value
         self._absent = f"no {kind.name}{absent}"
         self._answered = answered
+        # Components whose exception broke a fetch (one ERROR each).
+        self._own_failures: set[str] = set()
 
     def fetch_started(self) -> None:
         self._inc_value(self.kind.stat("robotstxt/request_count"))
@@ -87,6 +90,28 @@ class FileReports:
             "Unexpected error fetching %(file)s of %(origin)s",
             {"file": self.kind.name, "origin": key},
             exc_info=failure_to_exc_info(failure),
+            extra={"spider": self.crawler.spider},
+        )
+
+    def own_failure(self, key: str, exc: BaseException, *, waiting: int) -> None:
+        """The fetch failed with the crawl's own exception: one ERROR per component."""
+        self._inc_value(self.kind.stat("robotstxt/own_failure"))
+        component = component_of(exc)
+        if component in self._own_failures:
+            return
+        self._own_failures.add(component)
+        self._log.error(
+            "%(file)s of %(origin)s was not fetched: %(component)s raised %(error)s. Not the "
+            "site's doing (a bug in that component): the %(waiting)d request(s) waiting for it "
+            "fail with it, and so does any request whose fetch it breaks",
+            {
+                "file": self.kind.name,
+                "origin": key,
+                "component": component,
+                "error": f"{type(exc).__name__}: {exc}".rstrip(": "),
+                "waiting": waiting,
+            },
+            exc_info=(type(exc), exc, exc.__traceback__),
             extra={"spider": self.crawler.spider},
         )
 

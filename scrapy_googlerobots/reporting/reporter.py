@@ -355,6 +355,9 @@ class Reporter:
     def fetch_bug(self, failure: Failure, key: str) -> None:
         self.fetches.fetch_bug(failure, key)
 
+    def own_failure(self, key: str, exc: BaseException, *, waiting: int) -> None:
+        self.fetches.own_failure(key, exc, waiting=waiting)
+
     def fetched(
         self,
         key: str,

@@ -45,6 +45,8 @@ DEFAULTS: dict[str, object] = {
     "ROBOTSTXT_SUMMARY": True,
     "ROBOTSTXT_CRAWL_DELAY": False,
     "ROBOTSTXT_CRAWL_DELAY_MAX": 60.0,
+    "ROBOTSTXT_SLOW_DOWN": True,
+    "ROBOTSTXT_SLOW_DOWN_MAX_PAUSE": 3600.0,
     "ROBOTSTXT_USAGE": [],
     "ROBOTSTXT_PAGE_DIRECTIVES": True,
     "ROBOTSTXT_PAGE_NOFOLLOW": True,
@@ -94,6 +96,12 @@ class RobotsConfig:
     """``ROBOTSTXT_CRAWL_DELAY``: pace each origin by its Crawl-delay / Request-rate."""
     crawl_delay_max: float = 60.0
     """``ROBOTSTXT_CRAWL_DELAY_MAX``: the largest delay applied (larger ones are capped)."""
+    slow_down: bool = True
+    """``ROBOTSTXT_SLOW_DOWN``: a site's 429/503 (with or without ``Retry-After``) pauses or
+    slows down its origin, for every worker sharing the store."""
+    slow_down_max_pause: float = 3600.0
+    """``ROBOTSTXT_SLOW_DOWN_MAX_PAUSE``: the longest pause requests are held for; during a
+    longer one they are dropped."""
     usage: tuple[str, ...] = ()
     """``ROBOTSTXT_USAGE``: the AI uses the crawl collects content for (IETF category
     names); a "no" for one of them stops the request. Empty: nothing is enforced."""
@@ -149,6 +157,8 @@ class RobotsConfig:
             summary=settings.getbool("ROBOTSTXT_SUMMARY", True),
             crawl_delay=settings.getbool("ROBOTSTXT_CRAWL_DELAY", False),
             crawl_delay_max=reader.seconds("ROBOTSTXT_CRAWL_DELAY_MAX"),
+            slow_down=settings.getbool("ROBOTSTXT_SLOW_DOWN", True),
+            slow_down_max_pause=reader.seconds("ROBOTSTXT_SLOW_DOWN_MAX_PAUSE"),
             usage=declared_use(settings.get("ROBOTSTXT_USAGE"), "ROBOTSTXT_USAGE"),
             evidence=_evidence_directory(settings.get("ROBOTSTXT_EVIDENCE")),
             **_page_settings(settings),

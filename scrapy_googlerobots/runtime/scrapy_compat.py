@@ -46,11 +46,13 @@ __all__ = [
     "close_spider",
     "crawler_engine",
     "downloader_slot",
+    "duplicate_filter",
     "engine_download",
     "engine_is_closing",
     "engine_is_running",
     "engine_takes_requests_back",
     "limit_slot_jitter",
+    "seen_by_filter",
     "send_signal",
     "slot_jitter",
 ]
@@ -190,6 +192,33 @@ def _engine_scheduler(engine: ExecutionEngine) -> Any:
     attributes = vars(engine)
     slot = attributes.get("slot", attributes.get("_slot"))
     return getattr(slot, "scheduler", None)
+
+
+def seen_by_filter(df: Any, request: Request) -> bool:
+    """Whether duplicate filter ``df`` has seen ``request``, asked without recording it.
+
+    Scrapy's ``RFPDupeFilter`` (its fingerprint set: bytes from 2.13, hex strings
+    before) and scrapy-redis's (its Redis set); False for a filter it cannot ask.
+    """
+    own = getattr(df, "_fingerprints", None)
+    if isinstance(own, set) and callable(getattr(df, "_fingerprint", None)):
+        return df._fingerprint(request) in own  # Scrapy >= 2.13
+    if callable(getattr(df, "request_fingerprint", None)):
+        server, key = getattr(df, "server", None), getattr(df, "key", None)
+        if server is not None and isinstance(key, str):  # scrapy-redis
+            return bool(server.sismember(key, df.request_fingerprint(request)))
+        fingerprints = df.__dict__.get("fingerprints")
+        if isinstance(fingerprints, set):  # Scrapy < 2.13
+            return df.request_fingerprint(request) in fingerprints
+    return False
+
+
+def duplicate_filter(engine: Any) -> Any:
+    """The duplicate filter of ``engine``'s scheduler (``scheduler.df``: Scrapy's and
+    scrapy-redis's), or None when there is none that answers ``request_seen``."""
+    scheduler = _engine_scheduler(engine) if engine is not None else None
+    df = getattr(scheduler, "df", None)
+    return df if callable(getattr(df, "request_seen", None)) else None
 
 
 def call_before_scheduler_close(engine: Any, callback: Callable[[], None]) -> bool:

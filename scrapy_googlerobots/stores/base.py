@@ -12,7 +12,7 @@ from typing import Protocol, runtime_checkable
 
 from scrapy_googlerobots.policy.record import PolicyRecord
 
-__all__ = ["STORE_ERRORS_STAT", "ParkedStore", "PolicyStore", "StatsLike"]
+__all__ = ["STORE_ERRORS_STAT", "PaceStore", "ParkedStore", "PolicyStore", "StatsLike"]
 
 STORE_ERRORS_STAT = "robotstxt/store/errors"
 """Failed or too slow store operations, corrupt or unusable store files."""
@@ -76,3 +76,30 @@ class ParkedStore(Protocol):
 
     def adopt_parked(self, scope: str, ttl: float) -> list[tuple[str, bytes]]:
         """Renew our lease and take over the records of every owner whose lease is gone."""
+
+
+@runtime_checkable
+class PaceStore(Protocol):
+    """An origin's *next allowed send* and *pause-until*, where every worker sees them.
+
+    Implemented by every store: in memory for one process
+    (:class:`~scrapy_googlerobots.stores.pace.LocalPace`), in SQLite for the
+    processes of one host, in Redis for a cluster. Times are the store's own
+    (Redis's clock, not the workers'): callers get and give *seconds from now*.
+    """
+
+    def reserve_send(self, origin: str, gap: float) -> float:
+        """Reserve ``origin``'s next send, atomically: the seconds to wait before it (0: now).
+
+        The send is no earlier than the origin's next allowed send and the end
+        of its pause; the next reservation gets a slot ``gap`` seconds after it.
+        """
+
+    def pause_origin(self, origin: str, seconds: float, reason: str) -> float:
+        """No send to ``origin`` for ``seconds``; the seconds its pause now lasts.
+
+        A longer pause already in force is kept (with its ``reason``).
+        """
+
+    def paused_origins(self) -> dict[str, tuple[float, str]]:
+        """The origins paused now: origin -> (seconds left, the pause's reason)."""

@@ -25,15 +25,25 @@ from typing import Any, TypeVar
 
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.record import PolicyRecord
-from scrapy_googlerobots.stores.base import STORE_ERRORS_STAT, ParkedStore, PolicyStore, StatsLike
+from scrapy_googlerobots.stores.base import (
+    STORE_ERRORS_STAT,
+    PaceStore,
+    ParkedStore,
+    PolicyStore,
+    StatsLike,
+)
 from scrapy_googlerobots.stores.memory import MemoryPolicyStore
+from scrapy_googlerobots.stores.pace import LocalPace
 
-__all__ = ["LayeredPolicyStore", "relevant_until"]
+__all__ = ["PACE_LOCAL_STAT", "LayeredPolicyStore", "relevant_until"]
 
 logger = logging.getLogger(__name__)
 
 STORE_OUTAGES_STAT = "robotstxt/store/outages"
 """Times the shared store was taken out of the path (one per outage)."""
+
+PACE_LOCAL_STAT = "robotstxt/pace/local_fallback"
+"""Send slots reserved and pauses set by this worker alone: the shared store did not answer."""
 
 # Probing a failed store again: first after this many seconds, doubling up to
 # the maximum, so a hung store blocks the reactor for ``timeout`` at most once
@@ -94,6 +104,10 @@ class LayeredPolicyStore:
     ) -> None:
         self.shared = shared
         self._parked = shared if isinstance(shared, ParkedStore) else None
+        self._pace = shared if isinstance(shared, PaceStore) else None
+        # Per-worker pacing while the shared store is out (and for stores without pace).
+        self._local_pace = LocalPace(monotonic)
+        self._pace_fallback_warned = False
         self.description = description
         self.local = local if local is not None else MemoryPolicyStore(max_size=local_size)
         self.local_ttl = local_ttl
@@ -221,6 +235,60 @@ class LayeredPolicyStore:
         ok, taken = self._call("adopt_parked", parked.adopt_parked, scope, ttl)
         return taken or [] if ok else []
 
+    # -- PaceStore: the shared store's, or this worker's while it is out -----
+
+    @property
+    def pace_across_hosts(self) -> bool:
+        """The shared store is one a cluster shares (Redis): ``Crawl-delay`` becomes its send
+        slots. SQLite (one host, usually one process) keeps the per-worker pacing."""
+        return self._pace is not None and bool(getattr(self.shared, "shared_by_hosts", False))
+
+    @property
+    def shares_pace(self) -> bool:
+        """True when slots and pauses are shared with other processes (now)."""
+        return self._pace is not None and not self.degraded
+
+    def reserve_send(self, origin: str, gap: float) -> float:
+        pace = self._pace
+        if pace is not None and self._shared_usable(self._monotonic()):
+            ok, wait = self._call("reserve_send", pace.reserve_send, origin, gap)
+            if ok and wait is not None:
+                return wait
+        self._pace_locally()
+        return self._local_pace.reserve_send(origin, gap)
+
+    def pause_origin(self, origin: str, seconds: float, reason: str) -> float:
+        local = self._local_pace.pause_origin(origin, seconds, reason)
+        pace = self._pace
+        if pace is not None and self._shared_usable(self._monotonic()):
+            ok, lasts = self._call("pause_origin", pace.pause_origin, origin, seconds, reason)
+            if ok and lasts is not None:
+                return lasts
+        self._pace_locally()
+        return local
+
+    def paused_origins(self) -> dict[str, tuple[float, str]]:
+        pace = self._pace
+        if pace is not None and self._shared_usable(self._monotonic()):
+            ok, paused = self._call("paused_origins", pace.paused_origins)
+            if ok and paused is not None:
+                return {**self._local_pace.paused_origins(), **paused}
+        return self._local_pace.paused_origins()
+
+    def _pace_locally(self) -> None:
+        if self._pace is None:
+            return
+        if self._stats is not None:
+            self._stats.inc_value(PACE_LOCAL_STAT)
+        if not self._pace_fallback_warned:
+            self._pace_fallback_warned = True
+            logger.warning(
+                "robots.txt store %s does not answer: each worker now paces origins and keeps "
+                "their pauses on its own (so N workers may send up to N times as fast) until "
+                "it answers again",
+                self.description,
+            )
+
     def close(self) -> None:
         try:
             self.shared.close()
@@ -285,6 +353,7 @@ class LayeredPolicyStore:
         outage = self._monotonic() - self._down_since
         self._down_since = None
         self._probe_pause = _PROBE_FIRST
+        self._pace_fallback_warned = False
         logger.info(
             "robots.txt store %s is back after %.1fs; using it again", self.description, outage
         )

@@ -29,6 +29,7 @@ from scrapy_googlerobots.stores.memory_cost import (
     hot_cost,
     hot_memory,
 )
+from scrapy_googlerobots.stores.pace import LocalPace
 
 __all__ = ["EVICTED_STAT", "MemoryPolicyStore"]
 
@@ -82,6 +83,7 @@ class MemoryPolicyStore:
         self._hot_used = 0
         self._evicting = False
         self._empty = parse(b"")
+        self._pace = LocalPace()
 
     def __len__(self) -> int:
         return len(self._hot) + len(self._cold)
@@ -123,6 +125,17 @@ class MemoryPolicyStore:
 
     def release_fetch_lease(self, origin: str) -> None:
         pass
+
+    # -- PaceStore: one process, so this process's own slots and pauses ------
+
+    def reserve_send(self, origin: str, gap: float) -> float:
+        return self._pace.reserve_send(origin, gap)
+
+    def pause_origin(self, origin: str, seconds: float, reason: str) -> float:
+        return self._pace.pause_origin(origin, seconds, reason)
+
+    def paused_origins(self) -> dict[str, tuple[float, str]]:
+        return self._pace.paused_origins()
 
     def close(self) -> None:
         self._hot.clear()

@@ -23,6 +23,11 @@ time): it moves the records of every owner whose lease key is gone into the
 adopter's hash, so two adopters can never both take a record. The scripts
 build key names at run time: one Redis server, not Redis Cluster.
 
+Origins' send slots and pauses
+(:class:`~scrapy_googlerobots.stores.base.PaceStore`): ``<prefix>pace:<origin>``
+(next allowed send, pause-until, its reason) and the sorted set
+``<prefix>pauses``, each call one Lua script timed by Redis's own clock.
+
 Every call is bounded by ``timeout`` (connect and socket timeouts, no retries):
 a dead or hung Redis costs one bounded call, and the layered store in front
 takes it out of the path.
@@ -95,6 +100,60 @@ return 0
 # A record written at the very end of its useful life still gets this long,
 # so a worker that just wrote it can read it back.
 _MIN_KEY_TTL = 60.0
+# Pace (PaceStore): ``<prefix>pace:<origin>`` is a hash (``next``: the next
+# allowed send, ``pause``: pause-until, ``reason``), in ms of Redis's own clock
+# (TIME), so workers' clocks never matter; ``<prefix>pauses`` a sorted set of
+# paused origins by pause-until. Each call is one script, one round trip.
+_NOW = """
+if redis.replicate_commands then redis.replicate_commands() end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+"""
+# KEYS[1] pace hash; ARGV[1] gap ms. Returns the ms to wait.
+_RESERVE = (
+    _NOW
+    + """
+local v = redis.call('HMGET', KEYS[1], 'next', 'pause')
+local slot = math.max(now, tonumber(v[1]) or 0, tonumber(v[2]) or 0)
+local after = slot + tonumber(ARGV[1])
+redis.call('HSET', KEYS[1], 'next', after)
+redis.call('PEXPIRE', KEYS[1], math.max(after, tonumber(v[2]) or 0) - now + 60000)
+return slot - now
+"""
+)
+# KEYS[1] pace hash, KEYS[2] pauses set; ARGV[1] origin, ARGV[2] pause ms,
+# ARGV[3] reason. Returns the ms the pause lasts.
+_PAUSE = (
+    _NOW
+    + """
+local wanted = now + tonumber(ARGV[2])
+local current = tonumber(redis.call('HGET', KEYS[1], 'pause')) or 0
+if wanted > current then
+    redis.call('HSET', KEYS[1], 'pause', wanted, 'reason', ARGV[3])
+    redis.call('ZADD', KEYS[2], wanted, ARGV[1])
+    current = wanted
+end
+local next_at = tonumber(redis.call('HGET', KEYS[1], 'next')) or 0
+redis.call('PEXPIRE', KEYS[1], math.max(current, next_at) - now + 60000)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+return current - now
+"""
+)
+# KEYS[1] pauses set; ARGV[1] pace hash prefix. Returns origin, ms left, reason, ...
+_PAUSES = (
+    _NOW
+    + """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local out = {}
+local entries = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+for i = 1, #entries, 2 do
+    out[#out + 1] = entries[i]
+    out[#out + 1] = tonumber(entries[i + 1]) - now
+    out[#out + 1] = redis.call('HGET', ARGV[1] .. entries[i], 'reason') or ''
+end
+return out
+"""
+)
 # The earlier format's version (JSON header, raw body): read, no longer written.
 _JSON_FORMAT = 1
 
@@ -153,6 +212,9 @@ class RedisPolicyStore:
     timeouts this store relies on.
     """
 
+    shared_by_hosts = True
+    """Workers on many hosts share it: pacing through it is cluster-wide."""
+
     def __init__(
         self,
         client: Any,
@@ -172,6 +234,9 @@ class RedisPolicyStore:
         self._release = client.register_script(_RELEASE)
         self._adopt = client.register_script(_ADOPT)
         self._release_parked = client.register_script(_RELEASE_PARKED)
+        self._reserve = client.register_script(_RESERVE)
+        self._pause = client.register_script(_PAUSE)
+        self._pauses = client.register_script(_PAUSES)
 
     @classmethod
     def from_url(cls, url: str, *, timeout: float = 1.0, **kwargs: Any) -> RedisPolicyStore:
@@ -213,6 +278,24 @@ class RedisPolicyStore:
 
     def release_fetch_lease(self, origin: str) -> None:
         self._release(keys=[self._lease_key(origin)], args=[self._holder])
+
+    # -- PaceStore ----------------------------------------------------------
+
+    def reserve_send(self, origin: str, gap: float) -> float:
+        key = f"{self.prefix}pace:{origin}"
+        return int(self._reserve(keys=[key], args=[max(0, math.ceil(gap * 1000))])) / 1000.0
+
+    def pause_origin(self, origin: str, seconds: float, reason: str) -> float:
+        keys = [f"{self.prefix}pace:{origin}", f"{self.prefix}pauses"]
+        ms = max(0, math.ceil(seconds * 1000))
+        return int(self._pause(keys=keys, args=[origin, ms, reason])) / 1000.0
+
+    def paused_origins(self) -> dict[str, tuple[float, str]]:
+        flat = self._pauses(keys=[f"{self.prefix}pauses"], args=[f"{self.prefix}pace:"])
+        return {
+            flat[i].decode(): (int(flat[i + 1]) / 1000.0, bytes(flat[i + 2]).decode())
+            for i in range(0, len(flat), 3)
+        }
 
     # -- ParkedStore -------------------------------------------------------
 

@@ -18,6 +18,11 @@ runs on this host (a ``JOBDIR`` crawl SIGKILLed and restarted adopts its own
 waiting requests at once). Adoption is one ``BEGIN IMMEDIATE`` transaction:
 SQLite lets one writer in at a time, so two adopters never both take a record.
 
+Origins' send slots and pauses
+(:class:`~scrapy_googlerobots.stores.base.PaceStore`) are rows of
+``robotstxt_pace`` (next allowed send, pause-until and its reason, in this
+host's wall-clock time); a reservation is one upsert with ``RETURNING``.
+
 A new file is created readable and writable by its owner only (``0600``;
 SQLite gives its ``-wal`` and ``-shm`` files the same permissions): workers
 unpickle the parked requests it holds, so whoever can write it can run code
@@ -84,6 +89,23 @@ _SCHEMA = (
         expires_at REAL NOT NULL,
         PRIMARY KEY (scope, owner)
     )""",
+    """CREATE TABLE IF NOT EXISTS robotstxt_pace (
+        origin TEXT PRIMARY KEY,
+        next_at REAL NOT NULL,
+        pause_until REAL NOT NULL,
+        reason TEXT NOT NULL DEFAULT ''
+    )""",
+)
+# One statement: two processes reserving at once get two slots ``gap`` apart.
+_RESERVE = (
+    "INSERT INTO robotstxt_pace (origin, next_at, pause_until) VALUES (:origin, :now + :gap, 0) "
+    "ON CONFLICT (origin) DO UPDATE SET next_at = max(:now, next_at, pause_until) + :gap "
+    "RETURNING next_at - :gap"
+)
+_PAUSE = (
+    "INSERT INTO robotstxt_pace (origin, next_at, pause_until, reason) VALUES (?, 0, ?, ?) "
+    "ON CONFLICT (origin) DO UPDATE SET pause_until = excluded.pause_until, "
+    "reason = excluded.reason WHERE excluded.pause_until > robotstxt_pace.pause_until"
 )
 _RENEW_PARKED = (
     "INSERT INTO robotstxt_parked_owner (scope, owner, expires_at) VALUES (?, ?, ?) "
@@ -205,7 +227,7 @@ class SqlitePolicyStore:
             if companion.exists():
                 os.replace(companion, aside.with_name(aside.name + suffix))
 
-    def _run(self, sql: str, params: tuple[object, ...] = ()) -> sqlite3.Cursor:
+    def _run(self, sql: str, params: tuple[object, ...] | dict[str, object] = ()) -> sqlite3.Cursor:
         try:
             return self._conn.execute(sql, params)
         except sqlite3.OperationalError:
@@ -227,6 +249,7 @@ class SqlitePolicyStore:
         now = self._clock()
         conn.execute("DELETE FROM robotstxt_policy WHERE keep_until < ?", (now,))
         conn.execute("DELETE FROM robotstxt_lease WHERE expires_at < ?", (now,))
+        conn.execute("DELETE FROM robotstxt_pace WHERE next_at < ? AND pause_until < ?", (now, now))
         # Lapsed owners' leases only: their records wait for an adopter.
         conn.execute("DELETE FROM robotstxt_parked_owner WHERE expires_at < ?", (now,))
         # Over the size limit: drop the records that stop mattering soonest.
@@ -305,6 +328,28 @@ class SqlitePolicyStore:
         self._run(
             "DELETE FROM robotstxt_lease WHERE origin = ? AND holder = ?", (origin, self._holder)
         )
+
+    # -- PaceStore ----------------------------------------------------------
+
+    def reserve_send(self, origin: str, gap: float) -> float:
+        now = self._clock()
+        row = self._run(_RESERVE, {"origin": origin, "now": now, "gap": gap}).fetchone()
+        return max(0.0, float(row[0]) - now)
+
+    def pause_origin(self, origin: str, seconds: float, reason: str) -> float:
+        now = self._clock()
+        self._run(_PAUSE, (origin, now + seconds, reason))
+        row = self._run(
+            "SELECT pause_until FROM robotstxt_pace WHERE origin = ?", (origin,)
+        ).fetchone()
+        return max(0.0, float(row[0]) - now)
+
+    def paused_origins(self) -> dict[str, tuple[float, str]]:
+        now = self._clock()
+        rows = self._run(
+            "SELECT origin, pause_until, reason FROM robotstxt_pace WHERE pause_until > ?", (now,)
+        ).fetchall()
+        return {origin: (until - now, reason) for origin, until, reason in rows}
 
     # -- ParkedStore -------------------------------------------------------
 

@@ -26,6 +26,7 @@ from scrapy.http import Response
 
 from scrapy_googlerobots.fetching.policy_file import FileRefs
 from scrapy_googlerobots.policy.decision import Action, is_the_copy_waited_for
+from scrapy_googlerobots.waiting.origin_state import FAILED_META
 from scrapy_googlerobots.waiting.waiting_room import disallow_message
 
 if TYPE_CHECKING:
@@ -71,6 +72,9 @@ class FileStep:
         ``IgnoreRequest`` for a refusal.
         """
         file = self.file
+        failed = request.meta.pop(FAILED_META, None)
+        if isinstance(failed, BaseException):
+            raise failed  # its origin's fetch broke on the crawl's own exception
         if not file.needs(request):
             return None
         fref = self.refs.of(ref)

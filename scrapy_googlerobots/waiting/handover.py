@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from scrapy_googlerobots.policy.origin import FileKind
     from scrapy_googlerobots.reporting.reporter import Reporter
     from scrapy_googlerobots.stores.base import PolicyStore
+    from scrapy_googlerobots.waiting.slow_down import PauseRoom
     from scrapy_googlerobots.waiting.waiting_room import WaitingRoom
 
 __all__ = ["HandOver"]
@@ -51,9 +52,11 @@ class HandOver:
         records: Records,
         reporter: Reporter,
         store: PolicyStore,
+        pauses: PauseRoom | None = None,
     ) -> None:
         self.crawler = crawler
         self.rooms = rooms
+        self.pauses = pauses
         self.records = records
         self.reporter = reporter
         self.store = store
@@ -66,23 +69,29 @@ class HandOver:
         """The spider has begun closing: fetch leases released, parked requests moved on."""
         leases = sum(room.fetches.release_leases() for room in self.rooms if room.fetches)
         entries = [
-            (room.file.kind, key, entry) for room in self.rooms for key, entry in room.shutdown()
+            (_waiting_for(room.file.kind, key), key, entry)
+            for room in self.rooms
+            for key, entry in room.shutdown()
         ]
+        if self.pauses is not None:
+            entries += [
+                (f"{key} asked for a pause that had not ended", key, entry)
+                for key, entry in self.pauses.shutdown()
+            ]
         kept = requeued = 0
-        dropped: list[tuple[FileKind, str, Parked]] = []
+        dropped: list[tuple[str, str, Parked]] = []
         engine = crawler_engine(self.crawler)
-        for kind, key, entry in entries:
+        for why, key, entry in entries:
             if entry.rid is not None:
                 kept += 1
             elif self._requeue(engine, entry):
                 requeued += 1
             else:
-                dropped.append((kind, key, entry))
+                dropped.append((why, key, entry))
         if isinstance(self.records, ParkedRecords):
             self.records.stop()
-        for kind, key, entry in dropped:
-            reason = f"{kind.name} of {kind.origin_key(key)} not known yet: the spider is closing"
-            self.reporter.errback_dropped(entry.request, reason, key)
+        for why, key, entry in dropped:
+            self.reporter.errback_dropped(entry.request, f"{why}: the spider is closing", key)
         self.reporter.handed_over(kept, requeued, store=self.store, fetch_leases=leases)
         if dropped:
             self.reporter.closing_dropped(len(dropped))
@@ -106,3 +115,7 @@ class HandOver:
             self.reporter.requeue_failed(request, exc)
             return False
         return True
+
+
+def _waiting_for(kind: FileKind, key: str) -> str:
+    return f"{kind.name} of {kind.origin_key(key)} not known yet"

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DROP_META",
+    "FAILED_META",
     "HANDED_BACK_META",
     "OWN_DONT_FILTER_META",
     "RELEASED_META",
@@ -60,6 +61,9 @@ URL starts a wait of its own instead of inheriting the first park's time.
 """
 RELEASED_META = "_robotstxt_released"
 """``fetched_at`` of the record a released request waited for: it is judged by that copy."""
+FAILED_META = "_robotstxt_failed"
+"""Set on a request released because its origin's fetch failed with the crawl's own
+exception (a component's bug): ``process_request`` raises that exception for it."""
 DROP_META = "_robotstxt_unreachable"
 """Set on a request that gave up waiting: the middleware drops it with this message."""
 
@@ -123,6 +127,8 @@ class Parked:
     """Its record's id in the shared store (None: kept in this process only)."""
     unserializable: bool = False
     """It cannot be serialized: nowhere but here to keep it."""
+    ahead: bool = False
+    """It had passed the scheduler (handed back from the downloader): released first."""
 
 
 class OriginState:
@@ -131,6 +137,7 @@ class OriginState:
     __slots__ = (
         "expiry_at",
         "expiry_timer",
+        "failure",
         "fetching",
         "key",
         "origin",
@@ -143,6 +150,8 @@ class OriginState:
 
     def __init__(self, ref: OriginRef) -> None:
         self.ref = ref
+        # The crawl's own exception the last fetch failed with (None: none).
+        self.failure: BaseException | None = None
         self.origin: Origin = ref.origin
         self.key: str = ref.key
         self.parked: deque[Parked] = deque()

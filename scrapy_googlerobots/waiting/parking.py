@@ -25,10 +25,13 @@ from scrapy.exceptions import IgnoreRequest
 
 from scrapy_googlerobots.runtime.scrapy_compat import (
     REQUEST_SCHEDULED_CAN_DROP,
+    duplicate_filter,
     engine_takes_requests_back,
+    seen_by_filter,
 )
 from scrapy_googlerobots.runtime.timers import Timer
 from scrapy_googlerobots.waiting.origin_state import (
+    FAILED_META,
     HANDED_BACK_META,
     OWN_DONT_FILTER_META,
     Parked,
@@ -43,10 +46,16 @@ if TYPE_CHECKING:
     from scrapy_googlerobots.policy.origin import OriginRef
     from scrapy_googlerobots.policy.record import PolicyRecord
     from scrapy_googlerobots.reporting.reporter import Reporter
+    from scrapy_googlerobots.reporting.slow_down_report import Waiting
     from scrapy_googlerobots.waiting.file_step import FileStep
+    from scrapy_googlerobots.waiting.slow_down import SlowDownGate
     from scrapy_googlerobots.waiting.waiting_room import WaitingRoom
 
 __all__ = ["Parking"]
+
+# On a request whose fingerprint the duplicate check took: when it comes back
+# (released, or waiting for the next file) it is itself, not its duplicate.
+_COUNTED_META = "_robotstxt_fingerprinted"
 
 
 class Parking:
@@ -79,6 +88,10 @@ class Parking:
         self.steps: Sequence[FileStep] = ()
         """Every policy file's step, in the order a request meets them (robots.txt first)."""
         self.records: Records = NO_RECORDS
+        # Fingerprints of requests parked before they met the scheduler's filter.
+        self._parked_fingerprints: set[bytes] = set()
+        self.gate: SlowDownGate | None = None
+        """Pauses and send slots of origins that asked to slow down (None: off)."""
         # Read through the module so tests can pretend to be an older Scrapy.
         self.can_park = REQUEST_SCHEDULED_CAN_DROP
         # request_scheduled is connected only while some origin is pending (listen).
@@ -90,11 +103,29 @@ class Parking:
     @property
     def busy(self) -> bool:
         """Something waits in a room, or a fetch runs: the spider must stay open."""
-        return any(step.room.busy for step in self.steps)
+        gate = self.gate
+        return any(step.room.busy for step in self.steps) or (gate is not None and gate.room.busy)
+
+    def _pending(self) -> bool:
+        gate = self.gate
+        return any(step.room.pending for step in self.steps) or (
+            gate is not None and (gate.room.busy or bool(gate.site.paused))
+        )
+
+    def waiting(self) -> list[Waiting]:
+        """What every origin's requests wait for, per room (for the idle crawl's line)."""
+        entries = [entry for step in self.steps for entry in step.room.waiting()]
+        if self.gate is not None:
+            entries += self.gate.room.waiting()
+        return entries
 
     def parked_requests(self) -> list[Request]:
-        """Requests waiting for a policy file, per file and origin in the order they arrived."""
-        return [request for step in self.steps for request in step.room.parked_requests()]
+        """Requests waiting for a policy file (per file and origin in the order they
+        arrived), then those held for their origin's pause."""
+        parked = [request for step in self.steps for request in step.room.parked_requests()]
+        if self.gate is not None:
+            parked += self.gate.room.parked_requests()
+        return parked
 
     def listen(self) -> None:
         """An origin is pending: park its requests at ``request_scheduled`` from now on."""
@@ -106,7 +137,7 @@ class Parking:
     def room_idle(self) -> None:
         """A room has nothing pending: if no room has, requests go straight to the
         scheduler, with no handler on the way."""
-        if any(step.room.pending for step in self.steps):
+        if self._pending():
             return
         self._unwatch()
         if self._listening and self._unlisten_timer is None:
@@ -122,7 +153,7 @@ class Parking:
     def unlisten(self, *, closing: bool = False) -> None:
         """Disconnect the ``request_scheduled`` handler (unless something is pending again)."""
         self._cancel_unlisten()
-        if self._listening and (closing or not any(step.room.pending for step in self.steps)):
+        if self._listening and (closing or not self._pending()):
             self._listening = False
             self.crawler.signals.disconnect(self._handler, signal=signals.request_scheduled)
 
@@ -133,12 +164,22 @@ class Parking:
         ``IgnoreRequest``: Scrapy >= 2.11.2 drops it silently), or let it on."""
         meta = request.meta
         # Back through the engine: if it waits again, it may be handed back again.
-        meta.pop(HANDED_BACK_META, None)
-        if meta.get("dont_obey_robotstxt") or self._closing():
+        handed_back = bool(meta.pop(HANDED_BACK_META, None))
+        if meta.get("dont_obey_robotstxt") or FAILED_META in meta or self._closing():
             return
         ref = self._origin_ref(request.url)
         if ref is None:
             return
+        gate = self.gate
+        if (
+            gate is not None
+            and gate.site.paused
+            and gate.site.pause_of(ref.key) is not None
+            and not self.stopping()
+            and not self.duplicate(request)
+            and gate.hold(request, ref.key)
+        ):
+            raise IgnoreRequest("Waiting for its origin's pause to end")
         now = self._clock()
         steps = self.steps
         record = steps[0].room.store.get(ref.key)
@@ -156,31 +197,76 @@ class Parking:
                 continue
             if self.stopping():
                 return  # the scheduler keeps it (JOBDIR) or drops it, as without us
-            step.room.park(wait[0], request, wait[1], now)
+            if self.duplicate(request):
+                return  # the scheduler filters it, as without us
+            step.room.park(wait[0], request, wait[1], now, ahead=handed_back)
             self._prefetch(ref, request, steps[index + 1 :])
             raise IgnoreRequest(f"Waiting for {step.file.kind.name}")
+
+    def duplicate(self, request: Request) -> bool:
+        """True when the scheduler would filter ``request`` as a duplicate: it is not parked.
+
+        The scheduler's filter is asked without recording anything (it meets the
+        request when it is released, as before); a copy of a request parked here
+        before (which that filter has not met yet) is dropped silently here, as the
+        filter would, and logged by it.
+        """
+        if request.dont_filter or request.meta.get(_COUNTED_META):
+            return False  # a request parked before, coming back (released, next file)
+        df = duplicate_filter(self.crawler.engine)
+        if df is None:
+            return False
+        if seen_by_filter(df, request):
+            return True  # the scheduler filters it, as without us
+        fingerprinter = getattr(self.crawler, "request_fingerprinter", None)
+        if fingerprinter is None:
+            return False
+        fingerprint = fingerprinter.fingerprint(request)
+        if fingerprint not in self._parked_fingerprints:
+            self._parked_fingerprints.add(fingerprint)
+            request.meta[_COUNTED_META] = True
+            return False
+        if callable(getattr(df, "log", None)):
+            df.log(request, self.crawler.spider)
+        raise IgnoreRequest("Filtered duplicate request")
+
+    def hand_back_to_hold(self, request: Request) -> bool:
+        """Hand ``request`` back to the engine to be held for its origin's pause (at
+        ``request_scheduled``); False: it must wait inline."""
+        if not self._may_hand_back(request):
+            return False
+        self._mark_handed_back(request)
+        self.listen()
+        return True
+
+    def _may_hand_back(self, request: Request) -> bool:
+        return (
+            self.can_park
+            and not request.meta.get(HANDED_BACK_META)
+            and engine_takes_requests_back(self.crawler.engine)
+            and not self.stopping()
+        )
+
+    @staticmethod
+    def _mark_handed_back(request: Request) -> None:
+        meta = request.meta
+        meta[HANDED_BACK_META] = True
+        if not request.dont_filter:
+            meta[OWN_DONT_FILTER_META] = True
+            request.dont_filter = True
 
     def hand_back(
         self, request: Request, room: WaitingRoom, ref: OriginRef, record: PolicyRecord | None
     ) -> bool:
         """Hand ``request`` back to the engine to be parked in ``room``; False: it must wait
         inline (handed back once already, no engine that takes requests back, stopping)."""
-        meta = request.meta
-        if (
-            not self.can_park
-            or meta.get(HANDED_BACK_META)
-            or not engine_takes_requests_back(self.crawler.engine)
-            or self.stopping()
-        ):
+        if not self._may_hand_back(request):
             return False
         # Back to the engine: request_scheduled (listening from here on) parks it
         # outside the downloader. It passed the duplicate filter once already. A
         # request that never meets the scheduler (engine.download) comes straight
         # back here and waits inline.
-        meta[HANDED_BACK_META] = True
-        if not request.dont_filter:
-            meta[OWN_DONT_FILTER_META] = True
-            request.dont_filter = True
+        self._mark_handed_back(request)
         room.expect(ref, request, record)
         self.reporter.handed_back()
         steps = self.steps

@@ -22,12 +22,15 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
+from twisted.python.failure import Failure
 
 from scrapy_googlerobots.policy.decision import Action
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.origin import OriginRef
+from scrapy_googlerobots.reporting.slow_down_report import Waiting
 from scrapy_googlerobots.runtime.timers import Timer, fire
 from scrapy_googlerobots.waiting.origin_state import (
+    FAILED_META,
     OriginState,
     Parked,
     end_wait,
@@ -112,10 +115,13 @@ class WaitingRoom:
         now: float,
         *,
         rid: str | None = None,
+        ahead: bool = False,
     ) -> None:
         """Keep ``request`` here until its origin's file answers (or its wait runs out).
 
-        ``rid``: the request is recorded in the shared store already (adopted).
+        ``rid``: the request is recorded in the shared store already (adopted);
+        ``ahead``: it had passed the scheduler already (handed back from the
+        downloader), so it goes out again before the requests that had not.
         """
         state = self.state(ref)
         # The wait counts from the first park, by whichever worker or run:
@@ -124,7 +130,7 @@ class WaitingRoom:
         if lead > _CLOCK_TOLERANCE:
             self.reporter.clock_ahead(request, lead)
         start_wait(request.meta, request.url, since)
-        entry = Parked(request, since + self.config.unreachable_max_wait, rid=rid)
+        entry = Parked(request, since + self.config.unreachable_max_wait, rid=rid, ahead=ahead)
         state.parked.append(entry)
         self.reporter.parked()
         if lead and rid is not None:
@@ -138,6 +144,20 @@ class WaitingRoom:
         self._advance(state, record, now)
         self._arm_expiry(state, now, entry.deadline)
         self.watch()
+
+    def waiting(self) -> list[Waiting]:
+        """Per origin: the requests parked or waiting inline, until when at the latest."""
+        return [
+            Waiting(
+                self.file.kind.origin_key(state.key),
+                state.waiting,
+                self.file.kind.name,
+                max((entry.deadline for entry in state.parked), default=None),
+                "ROBOTSTXT_UNREACHABLE_MAX_WAIT",
+            )
+            for state in self._states.values()
+            if state.waiting
+        ]
 
     def parked_requests(self) -> list[Request]:
         """Requests parked now, per origin in the order they arrived."""
@@ -275,7 +295,10 @@ class WaitingRoom:
         waiting requests even if it has already expired (a tiny TTL): each of
         them is judged by the fetch it waited for.
         """
-        if not self.closing:  # closing: parked requests are dropped or saved, not released
+        failure, state.failure = state.failure, None
+        if failure is not None:
+            self._fail(state, failure)
+        elif not self.closing:  # closing: parked requests are dropped or saved, not released
             now = self.clock()
             record = self.store.get(state.key)
             if fetched is not None and fetched.outcome is not FetchOutcome.UNREACHABLE:
@@ -295,6 +318,25 @@ class WaitingRoom:
             fire(waiter)
         self._forget_if_idle(state)
 
+    def _fail(self, state: OriginState, failure: BaseException) -> None:
+        """The fetch failed with the crawl's own exception: every waiting request fails with
+        it now (``process_request`` raises it for the parked ones, as it reaches them)."""
+        waiters, state.waiters = state.waiters, []
+        for waiter in waiters:
+            if not waiter.called:
+                waiter.errback(Failure(failure))  # type: ignore[no-untyped-call]
+        if self.closing:
+            return  # parked requests are dropped or saved by the hand-over
+        parked, state.parked = state.parked, deque()
+        if state.expiry_timer is not None:
+            state.expiry_timer.cancel()
+            state.expiry_timer = None
+        for entry in self.records.forget(list(parked)):
+            meta = entry.request.meta
+            end_wait(meta)
+            meta[FAILED_META] = failure
+            self.crawl(entry.request)
+
     def _release(self, state: OriginState, record: PolicyRecord | None) -> None:
         """Hand every parked request back to the engine, to be judged by the middleware."""
         parked, state.parked = state.parked, deque()
@@ -304,7 +346,10 @@ class WaitingRoom:
             state.expiry_timer = None
         released = 0
         good = record is not None and record.outcome is not FetchOutcome.UNREACHABLE
-        for entry in self.records.forget(list(parked)):
+        # Those that had passed the scheduler first, in their order; then the rest.
+        kept = self.records.forget(list(parked))
+        ordered = [e for e in kept if e.ahead] + [e for e in kept if not e.ahead]
+        for index, entry in enumerate(ordered):
             meta = entry.request.meta
             end_wait(meta)
             if good:
@@ -312,7 +357,10 @@ class WaitingRoom:
                 meta[self.file.released_meta] = record.fetched_at
             if entry.deferred:
                 released += 1
-            self.crawl(entry.request)
+            if entry.ahead:
+                _crawl_ahead(self.crawl, entry.request, index)
+            else:
+                self.crawl(entry.request)
         if released:
             self.reporter.released(released)
 
@@ -439,3 +487,18 @@ def disallow_message(file: PolicyFile, ref: OriginRef) -> str:
         f"{kind.name} unreachable for {kind.origin_key(ref.key)} "
         "(ROBOTSTXT_UNREACHABLE = 'disallow')"
     )
+
+
+# Released requests that had passed the scheduler are enqueued with this priority
+# (less their rank): the scheduler sends them out before anything it holds, in
+# the order they first came out of it. Their own priority is restored once queued.
+_AHEAD_PRIORITY = 1_000_000
+
+
+def _crawl_ahead(crawl: Callable[[Request], None], request: Request, rank: int) -> None:
+    own = request.priority
+    request.priority = _AHEAD_PRIORITY - rank
+    try:
+        crawl(request)
+    finally:
+        request.priority = own

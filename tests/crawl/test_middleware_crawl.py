@@ -228,16 +228,22 @@ async def test_429_and_5xx_disallow_everything(site: Site, status: int) -> None:
 
 
 @pytest_twisted.ensureDeferred
-async def test_retry_middleware_retries_the_robots_request_first(site: Site) -> None:
-    # RetryMiddleware's retries come first: 503, 503, 200 is one fetch.
+async def test_robots_request_is_retried_by_the_backoff_only(site: Site) -> None:
+    # RetryMiddleware on (RETRY_TIMES=2) does not re-send robots.txt: each
+    # attempt is one download, the plugin's backoff spaces them.
     site.script("/robots.txt", Reply(503), Reply(503), Reply(200, b"User-agent: *\nDisallow: /x"))
-    result = await run_crawl(robots_settings(RETRY_TIMES=2), [site.url("/x"), site.url("/y")])
+    settings = robots_settings(
+        RETRY_TIMES=2, ROBOTSTXT_RETRY_DELAY=0.1, ROBOTSTXT_RETRY_MAX_DELAY=0.2
+    )
+    result = await run_crawl(settings, [site.url("/x"), site.url("/y")])
     assert result.downloaded == [site.url("/y")]
     assert site.hits("/robots.txt") == 3
     stats = robots_stats(result)
-    assert stats["robotstxt/request_count"] == 1
+    assert stats["robotstxt/request_count"] == 3
+    assert stats["robotstxt/outcome/unreachable"] == 2
     assert stats["robotstxt/outcome/rules"] == 1
-    assert "robotstxt/outcome/unreachable" not in stats
+    assert "retry/count" not in result.stats
+    assert result.messages(logging.ERROR) == []
 
 
 async def _unreachable_crawl(url: str, **settings: Any) -> Any:

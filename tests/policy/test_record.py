@@ -109,3 +109,12 @@ def test_parsed_rules_cache_parses_a_stores_record_once_and_evicts_the_oldest() 
     changed = PolicyRecord(origin=KEY, outcome=FetchOutcome.RULES, body=b"User-agent: *\n")
     assert cache.rules_of(changed).allowed("http://example.com/private", "bot")
     assert cache.rules_of(PolicyRecord(origin=KEY, outcome=FetchOutcome.ALLOW_ALL)) is cache.empty
+
+
+def test_retry_after_puts_the_next_attempt_no_earlier_than_it() -> None:
+    # The backoff says 30 s; the answer asked for 120 s: 120 s it is.
+    asked = after(FetchOutcome.UNREACHABLE, status=503, retry_after=120.0)
+    assert asked.retry_at == 1_120.0
+    # A Retry-After shorter than the backoff does not hurry it.
+    short = after(FetchOutcome.UNREACHABLE, status=503, retry_after=5.0)
+    assert short.retry_at == 1_030.0

@@ -55,7 +55,8 @@ async def test_503_twice_then_200_deferred_requests_crawled_healthy_origin_unhin
     result = await run_crawl(settings, start, timeout=30)
 
     # Every deferred request was crawled in the end (one duplicate filtered,
-    # as without robots.txt), the disallowed one dropped once, nothing else failed.
+    # as without robots.txt, and never parked), the disallowed one dropped once,
+    # nothing else failed.
     assert sorted(result.downloaded) == sorted(flaky_urls + healthy_urls)
     assert result.dropped == [flaky.url("/page/0")]
     assert [url for url, _ in result.failures] == [flaky.url("/blocked")]
@@ -69,14 +70,15 @@ async def test_503_twice_then_200_deferred_requests_crawled_healthy_origin_unhin
     stats = robots_stats(result)
     assert stats["robotstxt/request_count"] == 4  # 3 for the flaky origin, 1 healthy
     assert stats["robotstxt/outcome/unreachable"] == 2
-    assert stats["robotstxt/unreachable/deferred"] == 22
-    assert stats["robotstxt/unreachable/released"] == 22
+    # 20 pages and /blocked; the duplicate of /page/0 was not parked.
+    assert stats["robotstxt/unreachable/deferred"] == 21
+    assert stats["robotstxt/unreachable/released"] == 21
     assert "robotstxt/unreachable/dropped" not in stats
     assert stats["robotstxt/forbidden"] == 1
     warnings = result.messages(logging.WARNING, logger=MODULE)
     assert any("unreachable (HTTP 503, attempt 1)" in message for message in warnings)
     infos = result.messages(logging.INFO, logger=MODULE)
-    assert any("reachable again" in message and "22 waiting" in message for message in infos)
+    assert any("reachable again" in message and "21 waiting" in message for message in infos)
 
 
 @requires_parking
@@ -320,3 +322,86 @@ async def test_max_wait_drops_only_the_expired_request_the_later_one_is_crawled(
     assert stats["robotstxt/unreachable/deferred"] == 2
     assert stats["robotstxt/unreachable/dropped"] == 1
     assert stats["robotstxt/unreachable/released"] == 1
+
+
+@requires_parking
+@pytest_twisted.ensureDeferred
+async def test_policy_file_fetch_is_one_download_per_attempt_and_no_error(
+    make_site: Callable[..., Site],
+) -> None:
+    # Scrapy's RetryMiddleware on, as in a default project: it would download
+    # each attempt up to 3 times and end with "Gave up retrying" at ERROR.
+    site = make_site()
+    site.script("/robots.txt", Reply(503), Reply(429), Reply(200, b"User-agent: *\nAllow: /\n"))
+    urls = [site.url(f"/page/{n}") for n in range(3)]
+    settings = robots_settings(
+        RETRY_ENABLED=True, ROBOTSTXT_RETRY_DELAY=0.2, ROBOTSTXT_RETRY_MAX_DELAY=0.4
+    )
+    result = await run_crawl(settings, urls, timeout=30)
+    assert sorted(result.downloaded) == sorted(urls)
+    # Two failed attempts and the good one: three downloads, not 3 + 3 + 1.
+    assert site.hits("/robots.txt") == 3
+    assert result.messages(logging.ERROR) == []
+    assert "retry/count" not in result.stats
+
+
+@requires_parking
+@pytest_twisted.ensureDeferred
+async def test_robots_retry_after_sets_the_next_attempt_no_earlier(site: Site) -> None:
+    # The backoff would try again after 0.1 s; the site asked for 2 s.
+    site.script(
+        "/robots.txt", Reply(503, headers={"Retry-After": "2"}), Reply(200, b"User-agent: *\n")
+    )
+    settings = robots_settings(ROBOTSTXT_RETRY_DELAY=0.1, ROBOTSTXT_RETRY_MAX_DELAY=0.2)
+    result = await run_crawl(settings, [site.url("/page")], timeout=30)
+    assert result.downloaded == [site.url("/page")]
+    first, second = site.requests("/robots.txt")
+    assert second.at - first.at >= 2.0 - 0.05
+
+
+class BrokenForRobots:
+    """A downloader middleware with a bug that only robots.txt requests meet."""
+
+    def process_request(self, request: Request) -> None:
+        if request.url.endswith("/robots.txt"):
+            1 / 0  # noqa: B018 - the bug under test
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_crawls_own_exception_fails_waiting_requests_at_once(site: Site) -> None:
+    urls = [site.url(f"/page/{n}") for n in range(3)]
+    settings = robots_settings(extra={BrokenForRobots: 590})
+    result = await run_crawl(settings, urls, timeout=30)
+    # Not "unreachable": nobody waits 30 minutes; each errback gets the exception.
+    assert result.downloaded == []
+    for url in urls:
+        [failure] = result.failed(url)
+        assert failure.check(ZeroDivisionError)
+    errors = result.messages(logging.ERROR, logger=MODULE)
+    component = f"{__name__}.BrokenForRobots.process_request"
+    assert [e for e in errors if component in e and "ZeroDivisionError" in e]
+    assert sum(component in e for e in errors) == 1
+    assert "robotstxt/unreachable/deferred" not in robots_stats(result)
+
+
+@requires_parking
+@pytest_twisted.ensureDeferred
+async def test_a_crawl_left_with_waiting_requests_only_says_so_once(site: Site) -> None:
+    site.script("/robots.txt", Reply(503))
+    urls = [site.url(f"/page/{n}") for n in range(3)]
+    settings = robots_settings(
+        RETRY_ENABLED=False,
+        ROBOTSTXT_RETRY_DELAY=0.5,
+        ROBOTSTXT_RETRY_MAX_DELAY=0.5,
+        ROBOTSTXT_UNREACHABLE_MAX_WAIT=6,
+    )
+    result = await run_crawl(settings, urls, timeout=30)
+    lines = [
+        m
+        for m in result.messages(logging.INFO, logger=MODULE)
+        if m.startswith("Only waiting requests remain")
+    ]
+    origin = site.url("").rstrip("/")
+    assert len(lines) == 1
+    assert f"3 request(s) for 1 origin(s): {origin} (3, robots.txt, until " in lines[0]
+    assert "ROBOTSTXT_UNREACHABLE_MAX_WAIT shortens it" in lines[0]
