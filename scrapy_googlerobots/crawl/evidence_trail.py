@@ -153,17 +153,20 @@ class EvidenceTrail:
         return recorded_deferred
 
     def wrap_process_response(
-        self, process_response: Callable[..., Response]
-    ) -> Callable[..., Response]:
-        """``process_response`` with each response refused, or handed on, recorded."""
+        self, process_response: Callable[..., Response | Request]
+    ) -> Callable[..., Response | Request]:
+        """``process_response`` with each response refused, or handed on, recorded (a
+        request given back instead, e.g. held for its site's pause, is not a decision)."""
 
-        def recorded(request: Request, response: Response, spider: Any = None) -> Response:
+        def recorded(
+            request: Request, response: Response, spider: Any = None
+        ) -> Response | Request:
             try:
                 passed = process_response(request, response, spider)
             except IgnoreRequest as exc:
                 self.refused(request, exc, response)
                 raise
-            if not request.meta.get("dont_obey_robotstxt"):
+            if isinstance(passed, Response) and not request.meta.get("dont_obey_robotstxt"):
                 self.allowed(request, passed)
             return passed
 
