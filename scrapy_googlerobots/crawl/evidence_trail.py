@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import IgnoreRequest
+from scrapy.http import Response
 
 from scrapy_googlerobots.evidence.capture import exchange_of, page_of
 from scrapy_googlerobots.evidence.judge import tdm_decided
@@ -38,7 +39,6 @@ from scrapy_googlerobots.reporting.explain import RobotsDecision, forbidden_by
 
 if TYPE_CHECKING:
     from scrapy import Request
-    from scrapy.http import Response
     from twisted.python.failure import Failure
 
     from scrapy_googlerobots.fetching.fetcher import FetchResult
@@ -117,6 +117,14 @@ class EvidenceTrail:
                 "warc": warc.path if warc.records else "(none)",
             },
         )
+
+    def wrap(self, middleware: Any, *, coroutine: bool) -> None:
+        """Record each decision of ``middleware`` (its ``process_request`` and
+        ``process_response`` replaced, on the instance, by recording wrappers)."""
+        middleware.process_request = self.wrap_process_request(
+            middleware.process_request, coroutine=coroutine
+        )
+        middleware.process_response = self.wrap_process_response(middleware.process_response)
 
     def wrap_process_request(
         self, process_request: Callable[..., Any], *, coroutine: bool

@@ -29,7 +29,6 @@ in :meth:`process_response`.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -113,14 +112,8 @@ class GoogleRobotsTxtMiddleware:
         keys = {file.trigger_meta for file in later if not file.always}
         self._later_always = any(file.always for file in later) or len(keys) > 1
         self._trigger = keys.pop() if len(keys) == 1 else _NO_KEY
-        if parts.evidence is not None:
-            # ROBOTSTXT_EVIDENCE: each decision recorded. Off, the methods stay the class's own.
-            self.process_request = parts.evidence.wrap_process_request(  # type: ignore[method-assign]
-                self.process_request, coroutine=PROCESS_REQUEST_IS_COROUTINE
-            )
-            self.process_response = parts.evidence.wrap_process_response(  # type: ignore[method-assign]
-                self.process_response
-            )
+        if parts.evidence is not None:  # off, the methods stay the class's own
+            parts.evidence.wrap(self, coroutine=PROCESS_REQUEST_IS_COROUTINE)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self | RefuseEverything:
@@ -260,11 +253,7 @@ class GoogleRobotsTxtMiddleware:
         """
         decision = self._explainer.explain(request)
         gate = self._gate
-        if decision is None or gate is None or not gate.site.engaged:
-            return decision
-        ref = self._origin_ref(request.url)
-        said = gate.site.describe(ref.key) if ref is not None else None
-        return decision if said is None else dataclasses.replace(decision, slow_down=said)
+        return decision if gate is None else gate.explained(decision, request.url)
 
     def sitemaps(self, url: str) -> list[str] | None:
         """The ``Sitemap:`` URLs of the robots.txt of ``url``'s origin, as this crawl knows it.

@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
+    from scrapy_googlerobots.reporting.explain import RobotsDecision
     from scrapy_googlerobots.reporting.slow_down_report import SlowDownReport
     from scrapy_googlerobots.stores.base import PaceStore
     from scrapy_googlerobots.waiting.parked_records import Records
@@ -390,6 +391,14 @@ class SlowDownGate:
         site.changed()
         if answers:
             crawler.signals.connect(self._on_response, signal=signals.response_downloaded)
+
+    def explained(self, decision: RobotsDecision | None, url: str) -> RobotsDecision | None:
+        """``decision`` with the slow-down or pause of ``url``'s origin, if any (``explain()``)."""
+        if decision is None or not self.site.engaged:
+            return decision
+        key = self._origin_key(url)
+        said = self.site.describe(key) if key is not None else None
+        return decision if said is None else replace(decision, slow_down=said)
 
     @property
     def active(self) -> bool:
