@@ -304,14 +304,10 @@ def head_meta(
     needed (a meta to decode); a byte order mark overrides it. For a duplicated
     attribute the first one counts, as in HTML.
     """
-    if limit < 0:
+    cut = _cut(body, limit)
+    if cut is None:
         return []
-    if limit < len(body):
-        body = body[:limit]
-    low = _lowered(body)
-    if low is not None and b"<meta" not in low:
-        return []
-    return _head(body, names, encoding, low)
+    return _head(cut[0], names, encoding, cut[1])
 
 
 def named_meta(
@@ -325,14 +321,23 @@ def named_meta(
     function giving them, called only once a ``<meta`` is seen: :func:`may_name`'s test
     and the reading share one lowercase copy, and the reading stops after the last
     place one of ``names`` may be written."""
-    if limit < 0:
+    cut = _cut(body, limit)
+    if cut is None:
         return []
+    return _head(cut[0], names() if callable(names) else names, encoding, cut[1])
+
+
+def _cut(body: bytes, limit: int) -> tuple[bytes, bytes | None] | None:
+    """The ``limit`` bytes of ``body`` read, and them lowercased (or None: large, or not
+    ASCII markup); None when they hold no ``<meta`` at all."""
+    if limit < 0:
+        return None
     if limit < len(body):
         body = body[:limit]
     low = _lowered(body)
     if low is not None and b"<meta" not in low:
-        return []
-    return _head(body, names() if callable(names) else names, encoding, low)
+        return None
+    return body, low
 
 
 def _head(
