@@ -321,10 +321,17 @@ def named_meta(
     function giving them, called only once a ``<meta`` is seen: :func:`may_name`'s test
     and the reading share one lowercase copy, and the reading stops after the last
     place one of ``names`` may be written."""
-    cut = _cut(body, limit)
-    if cut is None:
+    # _cut, inlined: a page without ``<meta`` (the crawl's common case) costs this.
+    if limit < 0:
         return []
-    return _head(cut[0], names() if callable(names) else names, encoding, cut[1])
+    if limit < len(body):
+        body = body[:limit]
+    low = None
+    if len(body) <= _TEST_WHOLE and not body.startswith(_BOMS) and body.find(b"\x00", 0, 4) < 0:
+        low = body.lower()
+        if b"<meta" not in low:
+            return []
+    return _head(body, names() if callable(names) else names, encoding, low)
 
 
 def _cut(body: bytes, limit: int) -> tuple[bytes, bytes | None] | None:
