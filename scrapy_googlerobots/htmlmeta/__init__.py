@@ -10,6 +10,6 @@ This package imports only the standard library.
 
 from __future__ import annotations
 
-from ._scan import DEFAULT_LIMIT, head_meta, may_name
+from ._scan import DEFAULT_LIMIT, head_meta, may_name, named_meta
 
-__all__ = ["DEFAULT_LIMIT", "head_meta", "may_name"]
+__all__ = ["DEFAULT_LIMIT", "head_meta", "may_name", "named_meta"]

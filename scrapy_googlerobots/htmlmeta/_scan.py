@@ -21,9 +21,9 @@ from collections.abc import Callable, Collection
 from functools import lru_cache
 
 from ._charrefs import decode_attribute, reference_at
-from ._tokens import ATTRIBUTE, TOKEN, comment_end, raw_text_end, script_end
+from ._tokens import ATTRIBUTE, QUIET_RUN, TOKEN, comment_end, raw_text_end, script_end
 
-__all__ = ["DEFAULT_LIMIT", "head_meta", "may_name"]
+__all__ = ["DEFAULT_LIMIT", "head_meta", "may_name", "named_meta"]
 
 DEFAULT_LIMIT = 15 * 1024 * 1024
 """Bytes of a document read at most: Google reads the first 15 MB of an HTML file."""
@@ -175,10 +175,93 @@ def _template_end(data: bytes, pos: int) -> int:
             return -1
 
 
-# Bodies up to this size are tested whole by may_name (a lowercase copy and a
-# few searches cost less than reading a head); a larger one is read.
+# Bodies up to this size are lowercased whole (a copy and a few searches cost
+# less than reading a head): a test before reading, and where to stop reading.
 _TEST_WHOLE = 65_536
 _KELVIN = "\u212a".encode()  # lowercases to "k"
+
+
+class _Wanted:
+    """The meta names asked for, as bytes, and what else could spell them."""
+
+    __slots__ = ("kelvin", "punctuated", "words")
+
+    def __init__(self, words: tuple[bytes, ...]) -> None:
+        self.words = words
+        joined = b"".join(words)
+        # Named references spell some punctuation (``&lowbar;``, ``&period;``; not
+        # ``-``); the Kelvin sign lowercases to "k".
+        self.punctuated = not joined.replace(b"-", b"").isalnum()
+        self.kelvin = b"k" in joined
+
+    @staticmethod
+    @lru_cache(maxsize=64)
+    def of(names: tuple[str, ...]) -> _Wanted | None:
+        """The wanted ``names`` (lowercase); None when one is not ASCII (no test then)."""
+        if not "".join(names).isascii():
+            return None
+        return _Wanted(tuple(name.encode() for name in names))
+
+
+def _spelling_at(low: bytes, wanted: _Wanted, start: int = 0, end: int | None = None) -> int:
+    """Where lowercased markup ``low[start:end]`` may first hold one of the ``wanted``
+    names (-1: nowhere): written plainly, with character references (numeric ones
+    for letters and digits, named ones for some punctuation), or with the Kelvin
+    sign. Other bytes that are not ASCII never lowercase to ASCII."""
+    if end is None:
+        end = len(low)
+    first = -1
+    for word in wanted.words:
+        at = low.find(word, start, end)
+        if at >= 0 and (first < 0 or at < first):
+            first = at
+            end = at + len(word)  # nothing after it can come first
+    # (One byte first: memchr, where a two-byte search is slow on a page full of ``<``.)
+    at = low.find(b"&", start, end)
+    if at >= 0 and not wanted.punctuated:
+        at = low.find(b"&#", at, end)
+    if at >= 0 and (first < 0 or at < first):
+        first = at
+    if wanted.kelvin:
+        at = low.find(_KELVIN, start, end)
+        if at >= 0 and (first < 0 or at < first):
+            first = at
+    return first
+
+
+def _last_spelling(low: bytes, wanted: _Wanted) -> int:
+    """Where lowercased markup ``low`` may last hold one of the ``wanted`` names (-1: nowhere)."""
+    last = -1
+    for word in wanted.words:
+        last = max(last, low.rfind(word))
+    # (One byte first, as in _spelling_at.)
+    at = low.rfind(b"&")
+    if at >= 0 and not wanted.punctuated:
+        at = low.rfind(b"&#")
+    last = max(last, at)
+    if wanted.kelvin:
+        last = max(last, low.rfind(_KELVIN))
+    return last
+
+
+# Without a lowercase copy of the whole body, the places a wanted meta may be
+# written are looked for this many bytes at a time.
+_WINDOW = 8192
+
+
+def _first(low: bytes, wanted: _Wanted | None, start: int, end: int) -> int:
+    """Where ``low[start:end]`` may first hold a wanted meta (``wanted`` None: any meta)."""
+    if wanted is None:
+        return low.find(b"<meta", start, end)
+    return _spelling_at(low, wanted, start, end)
+
+
+def _lowered(body: bytes) -> bytes | None:
+    """``body`` lowercased, when it is small and its markup reads as ASCII bytes (no
+    byte order mark, no NUL in its first characters: not UTF-16 or UTF-32)."""
+    if len(body) > _TEST_WHOLE or body.startswith(_BOMS) or body.find(b"\x00", 0, 4) >= 0:
+        return None
+    return body.lower()
 
 
 def may_name(
@@ -193,25 +276,13 @@ def may_name(
     """
     if 0 <= limit < len(body):
         body = body[:limit]
-    if len(body) > _TEST_WHOLE or body.startswith(_BOMS) or body.find(b"\x00", 0, 4) >= 0:
+    low = _lowered(body)
+    if low is None:
         return True
-    low = body.lower()
     if b"<meta" not in low:
         return False
-    if callable(names):
-        names = names()
-    joined = "".join(names)
-    if not joined.isascii():
-        return True
-    for name in names:
-        if name.encode() in low:
-            return True
-    # A name spelled with references: numeric ones for letters and digits, named
-    # ones for some punctuation (``&lowbar;``); the Kelvin sign lowercases to "k".
-    # (One byte first: memchr, where a two-byte search is slow on a page full of ``<``.)
-    if b"&" in low and (b"&#" in low or not joined.replace("-", "").isalnum()):
-        return True
-    return "k" in joined and _KELVIN in low
+    wanted = _Wanted.of(tuple(names() if callable(names) else names))
+    return wanted is None or _spelling_at(low, wanted) >= 0
 
 
 def head_meta(
@@ -233,19 +304,65 @@ def head_meta(
     needed (a meta to decode); a byte order mark overrides it. For a duplicated
     attribute the first one counts, as in HTML.
     """
+    cut = _cut(body, limit)
+    if cut is None:
+        return []
+    return _head(cut[0], names, encoding, cut[1])
+
+
+def named_meta(
+    body: bytes,
+    names: tuple[str, ...] | Callable[[], tuple[str, ...]],
+    limit: int = DEFAULT_LIMIT,
+    *,
+    encoding: str | Callable[[], str | None] | None = None,
+) -> list[tuple[str, str]]:
+    """``head_meta(body, names, limit, encoding=encoding)`` for ``names`` (lowercase), or a
+    function giving them, called only once a ``<meta`` is seen: :func:`may_name`'s test
+    and the reading share one lowercase copy, and the reading stops after the last
+    place one of ``names`` may be written."""
+    # _cut, inlined: a page without ``<meta`` (the crawl's common case) costs this.
     if limit < 0:
         return []
     if limit < len(body):
         body = body[:limit]
+    low = None
+    if len(body) <= _TEST_WHOLE and not body.startswith(_BOMS) and body.find(b"\x00", 0, 4) < 0:
+        low = body.lower()
+        if b"<meta" not in low:
+            return []
+    return _head(body, names() if callable(names) else names, encoding, low)
+
+
+def _cut(body: bytes, limit: int) -> tuple[bytes, bytes | None] | None:
+    """The ``limit`` bytes of ``body`` read, and them lowercased (or None: large, or not
+    ASCII markup); None when they hold no ``<meta`` at all."""
+    if limit < 0:
+        return None
+    if limit < len(body):
+        body = body[:limit]
+    low = _lowered(body)
+    if low is not None and b"<meta" not in low:
+        return None
+    return body, low
+
+
+def _head(
+    body: bytes,
+    names: Callable[[str], bool] | Collection[str] | None,
+    encoding: str | Callable[[], str | None] | None,
+    low: bytes | None,
+) -> list[tuple[str, str]]:
+    """:func:`head_meta` after the cut (``low``: ``body`` lowercased, or None)."""
     if callable(encoding):
-        if not body.startswith(_BOMS) and b"\x00" not in body[:4]:
+        if low is not None or (not body.startswith(_BOMS) and b"\x00" not in body[:4]):
             # Read as ASCII markup until a meta needs the encoding.
-            found = _read(body, names, None, encoding)
+            found = _read(body, names, None, encoding, low)
             if found is not None:
                 return found
         encoding = encoding()
     data, codec = _prepare(body, encoding)
-    found = _read(data, names, codec, None)
+    found = _read(data, names, codec, None, low if data is body else None)
     assert found is not None  # only a lazy encoding restarts
     return found
 
@@ -255,25 +372,55 @@ def _read(
     names: Callable[[str], bool] | Collection[str] | None,
     codec: str | None,
     lazy: Callable[[], str | None] | None,
+    low: bytes | None,
 ) -> list[tuple[str, str]] | None:
-    """The head's metas in ``data``; ``codec`` None: asked of ``lazy`` at the first
-    meta that needs it (None returned when that encoding does not read as bytes)."""
-    wanted: tuple[bytes, ...] | None = None
+    """The head's metas in ``data`` (``low``: lowercased, or None); ``codec`` None: asked
+    of ``lazy`` at the first meta that needs it (None returned when that encoding does
+    not read as bytes)."""
+    wanted: _Wanted | None = None
+    words: tuple[bytes, ...] | None = None
     accept: Callable[[str], bool] | None
     if names is None or callable(names):
         accept = names
     else:
         accept = names.__contains__
-        if all(name.isascii() for name in names):
-            wanted = tuple(name.encode() for name in names)
+        wanted = _Wanted.of(tuple(names))
+        if wanted is not None:
+            words = wanted.words
+    end = stop = len(data)
+    if low is not None and wanted is not None:
+        # No token starting after the last place a wanted name may be written
+        # can be a wanted meta: the reading stops there.
+        stop = _last_spelling(low, wanted) + 1
     found: list[tuple[str, str]] = []
     # "before head" and "in head" treat every token alike here; only "after
     # head" differs (``<noscript>`` there starts the body).
     after_head = False
     pos = 0
-    end = len(data)
     token = TOKEN.match
-    while pos < end:
+    quiet = QUIET_RUN.match
+    cut = -1  # where the next token that may be a wanted meta is at the latest
+    base, piece = 0, b""  # without ``low``: data[base:][:_WINDOW] lowercased
+    while pos < stop:
+        if pos > cut:
+            # The next place a wanted meta may be written (past a window of a large
+            # body, read lowercased piece by piece).
+            if low is not None:
+                cut = _first(low, wanted, pos, stop)
+                cut = stop if cut < 0 else cut
+            else:
+                if pos >= base + len(piece):
+                    base, piece = pos, data[pos : pos + _WINDOW].lower()
+                cut = _first(piece, wanted, pos - base, len(piece))
+                cut = base + (len(piece) if cut < 0 else cut)
+        if pos < cut:
+            # The tokens before it that change nothing, in one match (a token the
+            # cut splits does not match: the run stops before it, and it is read
+            # on its own below).
+            run = quiet(data, pos, cut).end()  # type: ignore[union-attr]  # cannot fail
+            if run > pos:
+                pos = run
+                continue
         match = token(data, pos)
         assert match is not None  # cannot fail: every part is optional
         name = match[2]
@@ -309,7 +456,7 @@ def _read(
                 break
             continue
         if tag == b"meta":
-            pair = _meta(data, match.start(3), match.end(3), wanted)
+            pair = _meta(data, match.start(3), match.end(3), words)
             if pair is None:
                 continue
             raw_name, raw_content = pair

@@ -18,6 +18,7 @@ from functools import lru_cache
 
 __all__ = [
     "ATTRIBUTE",
+    "QUIET_RUN",
     "TAG_REST",
     "TOKEN",
     "comment_end",
@@ -52,6 +53,27 @@ TOKEN = _html(rb"[~]*(?:<(/?)([A-Za-z][^~/>]*)(" + _REST + rb")(>?)|(<!--)|(<[!?
 ATTRIBUTE = _html(rb"""[~/]*([^~/>][^~/=>]*)(?:[~]*=[~]*(?:"([^"]*)"?|'([^']*)'?|([^~>]*)))?""")
 
 _COMMENT_CLOSE = re.compile(rb"--!?>")
+
+# A run of tokens that, before and in the head, change nothing but may be metas
+# (one match instead of a step per token): whitespace; the start tags of
+# ``html``, ``head``, ``meta`` and the head's void elements; end tags other than
+# those of ``head``, ``body``, ``html`` and ``br``; comments (as
+# :func:`comment_end` closes them) and bogus comments (``<!DOCTYPE>``, ``<?...>``,
+# ``</...>``). Each token is read exactly as :data:`TOKEN` reads it: a tag's
+# attributes are matched in a lookahead (atomic) and taken by reference, so an
+# unclosed tag cannot be matched as a shorter one; the run stops before any
+# token it does not take, which the caller then reads with :data:`TOKEN`.
+# The common attributes (``name="value"``, ``name='value'``, ``name``, each after
+# whitespace) are tried first: where they reach the ``>``, they read as _REST.
+_PLAIN_ATTRIBUTES = rb"""(?:[~]+[A-Za-z][^~/=>"']*(?:="[^"]*"|='[^']*')?)*[~/]*>"""
+QUIET_RUN = _html(
+    rb"(?:[~]+"
+    rb"|<(?:(?i:html|head|meta|link|base|basefont|bgsound)"
+    rb"|/(?!(?i:head|body|html|br)[~/>])[A-Za-z][^~/>]*)(?=[~/>])"
+    rb"(?:" + _PLAIN_ATTRIBUTES + rb"|(?=(" + _REST + rb"))\1>)"
+    rb"|<!--(?:>|->|-!>|(?s:.*?)--!?>)"
+    rb"|<!(?!--)[^>]*>|<\?[^>]*>|</(?![A-Za-z])[^>]*>)*"
+)
 
 
 def tag_end(data: bytes, pos: int) -> int:

@@ -338,6 +338,13 @@ class PageDirectivesMiddleware:
         return self._plan(response, directives, token) or _REPORTED
 
     def _plan(self, response: Response, directives: PageDirectives, token: str) -> _Plan | None:
+        if (
+            not self._rel
+            and not directives.noindex
+            and directives.unavailable_after is None
+            and not (self._nofollow and directives.nofollow)
+        ):
+            return None  # the common case (max-image-preview, index, follow): nothing to build
         url = response.url
         nofollow = noindex = None
         if self._nofollow and directives.nofollow:

@@ -169,7 +169,8 @@ class UsageGate:
                         request, refused, lambda: self._decision_of(request), ""
                     )
         if page_no is not None and "train-ai" in self.declared_of(request):
-            refused = UsagePreference.of_page("train-ai", page_no.short(), response.url)
+            # The header or tag quoted whole, as the page wrote it (as `scrapy robots` does).
+            refused = UsagePreference.of_page("train-ai", str(page_no), response.url)
             raise self._reporter.usage_forbidden(
                 request, refused, lambda: self._decision_of(request), ""
             )

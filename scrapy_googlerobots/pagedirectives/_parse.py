@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from functools import lru_cache
 
-from ..htmlmeta import DEFAULT_LIMIT, head_meta, may_name
+from ..htmlmeta import DEFAULT_LIMIT, named_meta
 from ._dates import parse_date
 from ._model import EMPTY, HEADER, META, PageDirectives, Rejected, Source
 
@@ -309,8 +309,7 @@ def from_headers_and_body(
         def names() -> tuple[str, ...]:
             return _names(agent_name())
 
-        if may_name(body, names, limit):
-            meta = head_meta(body, names(), limit, encoding=encoding)
+        meta = named_meta(body, names, limit, encoding=encoding)
     if not headers and not meta:
         return EMPTY
     return _parsed(headers, tuple(meta), agent_name())

@@ -14,7 +14,7 @@ from collections import Counter
 import pytest
 from head_oracle import REAL_WORLD, html5lib_head, judge, variants
 
-from scrapy_googlerobots.htmlmeta import head_meta
+from scrapy_googlerobots.htmlmeta import head_meta, may_name, named_meta
 
 pytest.importorskip("html5lib", reason="html5lib (test extra) is the oracle")
 pytest.importorskip("justhtml", reason="justhtml (test extra) judges html5lib's departures")
@@ -61,3 +61,17 @@ def test_real_world_heads_read_what_google_reads() -> None:
     assert read["ampersands_in_content"] == [
         ("tdm-policy", "https://example.com/p?lang=en&region=eu&copy=1&not=2")
     ]
+
+
+def test_named_reading_agrees_with_reading_all() -> None:
+    # The reading for a few names (named_meta, head_meta with names: runs of tokens
+    # that change nothing skipped, the reading stopped after the last place a name
+    # may be written) gives what reading every meta and keeping those names gives.
+    names = ("robots", "mybot")
+    for ident, document in variants():
+        body = document.encode()
+        expected = [pair for pair in _ours(body) if pair[0] in names]
+        assert named_meta(body, names, encoding="utf-8") == expected, ident
+        assert head_meta(body, names, encoding="utf-8") == expected, ident
+        if not may_name(body, names):
+            assert expected == [], ident

@@ -350,12 +350,15 @@ def ai_site(site: Site) -> dict[str, str]:
     """Pages with each AI opt-out; path -> how the refusal names its source."""
     site.script("/robots.txt", Reply(200, b"User-agent: *\nAllow: /\n"))
     site.script("/noai", Reply(200, b"x", {"X-Robots-Tag": "noai, noimageai"}))
-    site.script("/noimageai", page("noimageai", meta("robots", "noimageai")))
+    site.script(
+        "/noimageai", page("noimageai", meta("robots", "max-image-preview:large, noimageai"))
+    )
     site.script("/other", Reply(200, b"x", {"X-Robots-Tag": "otherbot: noai"}))
     site.script("/plain", Reply(200, b"x", {"Content-Type": "text/plain"}))
+    # Quoted whole, as the page wrote it.
     return {
-        "/noai": "X-Robots-Tag: noai",
-        "/noimageai": '<meta name="robots" content="noimageai">',
+        "/noai": "X-Robots-Tag: noai, noimageai",
+        "/noimageai": '<meta name="robots" content="max-image-preview:large, noimageai">',
     }
 
 
