@@ -38,6 +38,10 @@ from scrapy_googlerobots.evidence.warc import (
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome, outcome_for_status
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from twisted.internet.defer import Deferred
+
     from scrapy_googlerobots.policy.record import PolicyRecord
 
 __all__ = ["EVIDENCE_META", "SYNC_INTERVAL", "EvidenceRecorder", "check_evidence"]
@@ -123,10 +127,12 @@ class EvidenceRecorder:
     def _sync_soon(self) -> None:
         if self._syncing:
             return  # the last sync is still running (a slow disk)
-        from twisted.internet.threads import deferToThread
+        from twisted.internet import threads
 
+        # Typed through a variable: Twisted before 24.7 ships deferToThread unannotated.
+        to_thread: Callable[[Callable[[], None]], Deferred[None]] = threads.deferToThread
         self._syncing = True
-        done = deferToThread(self.sync)
+        done = to_thread(self.sync)
         done.addBoth(self._synced)
 
     def _synced(self, result: Any) -> None:

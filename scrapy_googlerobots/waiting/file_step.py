@@ -19,7 +19,7 @@ never asks which file it handles.
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from scrapy import Request
 from scrapy.http import Response
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FileStep", "FileSteps"]
 
-_Outcome = Request | Response | Coroutine[Any, Any, Request | Response | None] | None
+_Outcome: TypeAlias = Request | Response | Coroutine[Any, Any, Request | Response | None] | None
 
 
 class FileStep:

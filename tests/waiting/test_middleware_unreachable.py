@@ -362,7 +362,7 @@ async def test_robots_retry_after_sets_the_next_attempt_no_earlier(site: Site) -
 class BrokenForRobots:
     """A downloader middleware with a bug that only robots.txt requests meet."""
 
-    def process_request(self, request: Request) -> None:
+    def process_request(self, request: Request, spider: object = None) -> None:
         if request.url.endswith("/robots.txt"):
             1 / 0  # noqa: B018 - the bug under test
 
