@@ -96,17 +96,23 @@ class FetchCoordinator(Generic[_S]):
         # Fetch leases held now (origin key -> renewal), released at once by a stop.
         self._held: dict[str, _LeaseRenewal] = {}
 
-    def start(self, state: _S, basis: PolicyRecord | None) -> None:
+    def start(self, state: _S, basis: PolicyRecord | None, *, later: bool = False) -> None:
         """Start the one fetch of ``state``'s origin; ``basis`` is the record that called for it.
 
         With the engine running and the lease free, the download is handed to
         the engine right here, as the stock middleware does; otherwise on a
         later reactor turn (a ``spider_opened`` handler may run before other
-        middlewares have set themselves up).
+        middlewares have set themselves up). ``later``: on a later turn anyway
+        (the request that called for it is on its way back through the engine,
+        and a download that fails at once must find it parked).
         """
         state.fetching = True
         started: Download | None = None
-        if self.engine_running() and self.store.acquire_fetch_lease(state.key, self.lease_ttl):
+        if (
+            not later
+            and self.engine_running()
+            and self.store.acquire_fetch_lease(state.key, self.lease_ttl)
+        ):
             if self._fetched_elsewhere(state.key, basis):
                 self.store.release_fetch_lease(state.key)
             else:

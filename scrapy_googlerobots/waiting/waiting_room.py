@@ -192,7 +192,7 @@ class WaitingRoom:
         state = self.state(ref)
         if state.trigger is None:
             state.trigger = request
-        self._advance(state, record, self.clock())
+        self._advance(state, record, self.clock(), later=True)
 
     def refresh(self, ref: OriginRef, request: Request, basis: PolicyRecord | None) -> None:
         """Refresh ``ref``'s file in the background (a stale copy keeps applying)."""
@@ -206,7 +206,9 @@ class WaitingRoom:
             entry.deferred = True
             self.reporter.deferred()
 
-    def _start_fetch(self, state: OriginState, basis: PolicyRecord | None) -> None:
+    def _start_fetch(
+        self, state: OriginState, basis: PolicyRecord | None, *, later: bool = False
+    ) -> None:
         assert self.fetches is not None, "WaitingRoom.fetches is set at construction"
         if state.retry_timer is not None:
             state.retry_timer.cancel()
@@ -215,14 +217,17 @@ class WaitingRoom:
             # A retry the room starts on its own: robots_parsed names the
             # first request still waiting for it.
             state.trigger = state.parked[0].request
-        self.fetches.start(state, basis)
+        self.fetches.start(state, basis, later=later)
 
-    def _advance(self, state: OriginState, record: PolicyRecord | None, now: float) -> None:
-        """Make sure something will happen for a waiting origin: a fetch now or a retry timer."""
+    def _advance(
+        self, state: OriginState, record: PolicyRecord | None, now: float, *, later: bool = False
+    ) -> None:
+        """Make sure something will happen for a waiting origin: a fetch now (``later``:
+        on the next reactor turn) or a retry timer."""
         if state.fetching or self.stopping():
             return
         if record is None or record.retry_at is None or now >= record.retry_at:
-            self._start_fetch(state, record)
+            self._start_fetch(state, record, later=later)
         elif state.retry_timer is None:
             retry_at = record.retry_at
             state.retry_timer = Timer(retry_at - now, lambda: self._retry_due(state, retry_at))
