@@ -17,6 +17,7 @@ Worst case: O(n) in the bytes read; the reading stops where the head ends.
 from __future__ import annotations
 
 import codecs
+import re
 from collections.abc import Callable, Collection
 from functools import lru_cache
 
@@ -178,6 +179,8 @@ def _template_end(data: bytes, pos: int) -> int:
 # Bodies up to this size are lowercased whole (a copy and a few searches cost
 # less than reading a head): a test before reading, and where to stop reading.
 _TEST_WHOLE = 65_536
+# Whether a body holds a ``<meta`` at all, without a lowercase copy of it.
+_META_OPEN = re.compile(rb"<meta", re.IGNORECASE)
 _KELVIN = "\u212a".encode()  # lowercases to "k"
 
 
@@ -195,12 +198,22 @@ class _Wanted:
         self.kelvin = b"k" in joined
 
     @staticmethod
-    @lru_cache(maxsize=64)
     def of(names: tuple[str, ...]) -> _Wanted | None:
         """The wanted ``names`` (lowercase); None when one is not ASCII (no test then)."""
-        if not "".join(names).isascii():
-            return None
-        return _Wanted(tuple(name.encode() for name in names))
+        try:
+            return _WANTED[names]
+        except KeyError:
+            pass
+        if len(_WANTED) >= 64:
+            _WANTED.clear()  # a crawl asks for one or two sets: never in practice
+        wanted = _WANTED[names] = (
+            _Wanted(tuple(name.encode() for name in names)) if "".join(names).isascii() else None
+        )
+        return wanted
+
+
+# Names asked for -> their _Wanted (a plain dict: asked for on every HTML response).
+_WANTED: dict[tuple[str, ...], _Wanted | None] = {}
 
 
 def _spelling_at(low: bytes, wanted: _Wanted, start: int = 0, end: int | None = None) -> int:
@@ -231,16 +244,18 @@ def _spelling_at(low: bytes, wanted: _Wanted, start: int = 0, end: int | None = 
 
 def _last_spelling(low: bytes, wanted: _Wanted) -> int:
     """Where lowercased markup ``low`` may last hold one of the ``wanted`` names (-1: nowhere)."""
-    last = -1
+    # (One byte first, as in _spelling_at; then each search only past the last found.)
+    last = low.rfind(b"&")
+    if last >= 0 and not wanted.punctuated:
+        last = low.rfind(b"&#", 0, last + 2)
     for word in wanted.words:
-        last = max(last, low.rfind(word))
-    # (One byte first, as in _spelling_at.)
-    at = low.rfind(b"&")
-    if at >= 0 and not wanted.punctuated:
-        at = low.rfind(b"&#")
-    last = max(last, at)
+        at = low.rfind(word, last + 1)
+        if at > last:
+            last = at
     if wanted.kelvin:
-        last = max(last, low.rfind(_KELVIN))
+        at = low.rfind(_KELVIN, last + 1)
+        if at > last:
+            last = at
     return last
 
 
@@ -321,17 +336,28 @@ def named_meta(
     function giving them, called only once a ``<meta`` is seen: :func:`may_name`'s test
     and the reading share one lowercase copy, and the reading stops after the last
     place one of ``names`` may be written."""
-    # _cut, inlined: a page without ``<meta`` (the crawl's common case) costs this.
+    # _cut and may_name, inlined: every HTML response of a crawl costs this.
     if limit < 0:
         return []
     if limit < len(body):
         body = body[:limit]
     low = None
+    last = None
     if len(body) <= _TEST_WHOLE and not body.startswith(_BOMS) and body.find(b"\x00", 0, 4) < 0:
-        low = body.lower()
-        if b"<meta" not in low:
+        # No lowercase copy for a page without ``<meta``: one search.
+        if _META_OPEN.search(body) is None:
             return []
-    return _head(body, names() if callable(names) else names, encoding, low)
+        low = body.lower()
+        if callable(names):
+            names = names()
+        wanted = _Wanted.of(names)
+        if wanted is not None:
+            last = _last_spelling(low, wanted)
+            if last < 0:
+                return []  # metas, none of which can be named so (most pages)
+    elif callable(names):
+        names = names()
+    return _head(body, names, encoding, low, last)
 
 
 def _cut(body: bytes, limit: int) -> tuple[bytes, bytes | None] | None:
@@ -352,17 +378,20 @@ def _head(
     names: Callable[[str], bool] | Collection[str] | None,
     encoding: str | Callable[[], str | None] | None,
     low: bytes | None,
+    last: int | None = None,
 ) -> list[tuple[str, str]]:
-    """:func:`head_meta` after the cut (``low``: ``body`` lowercased, or None)."""
+    """:func:`head_meta` after the cut (``low``: ``body`` lowercased, or None; ``last``:
+    :func:`_last_spelling` of ``low``, if known)."""
     if callable(encoding):
         if low is not None or (not body.startswith(_BOMS) and b"\x00" not in body[:4]):
             # Read as ASCII markup until a meta needs the encoding.
-            found = _read(body, names, None, encoding, low)
+            found = _read(body, names, None, encoding, low, last)
             if found is not None:
                 return found
         encoding = encoding()
     data, codec = _prepare(body, encoding)
-    found = _read(data, names, codec, None, low if data is body else None)
+    same = data is body
+    found = _read(data, names, codec, None, low if same else None, last if same else None)
     assert found is not None  # only a lazy encoding restarts
     return found
 
@@ -373,10 +402,12 @@ def _read(
     codec: str | None,
     lazy: Callable[[], str | None] | None,
     low: bytes | None,
+    last: int | None = None,
 ) -> list[tuple[str, str]] | None:
-    """The head's metas in ``data`` (``low``: lowercased, or None); ``codec`` None: asked
-    of ``lazy`` at the first meta that needs it (None returned when that encoding does
-    not read as bytes)."""
+    """The head's metas in ``data`` (``low``: lowercased, or None; ``last``: where a
+    wanted name is last spelled in it, if known); ``codec`` None: asked of ``lazy`` at
+    the first meta that needs it (None returned when that encoding does not read as
+    bytes)."""
     wanted: _Wanted | None = None
     words: tuple[bytes, ...] | None = None
     accept: Callable[[str], bool] | None
@@ -391,7 +422,7 @@ def _read(
     if low is not None and wanted is not None:
         # No token starting after the last place a wanted name may be written
         # can be a wanted meta: the reading stops there.
-        stop = _last_spelling(low, wanted) + 1
+        stop = (_last_spelling(low, wanted) if last is None else last) + 1
     found: list[tuple[str, str]] = []
     # "before head" and "in head" treat every token alike here; only "after
     # head" differs (``<noscript>`` there starts the body).

@@ -52,7 +52,7 @@ from scrapy_googlerobots.runtime.config import RobotsConfig
 from scrapy_googlerobots.runtime.scrapy_compat import send_signal
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Iterable
+    from collections.abc import AsyncIterator, Iterable
 
     from scrapy import Spider
     from scrapy.crawler import Crawler
@@ -86,12 +86,14 @@ class ResponseMemo(Generic[_T]):
     dead entries are swept when the dict has doubled since the last sweep.
     """
 
-    __slots__ = ("_sweep_at", "entries")
+    __slots__ = ("entries", "sweep_at")
+    # (The spider middleware reads and writes ``entries`` inline: once per response.)
 
     def __init__(self) -> None:
         self.entries: dict[int, tuple[weakref.ReferenceType[Response], _T]] = {}
         """id(response) -> (weak reference to it, value); empty: nothing remembered."""
-        self._sweep_at = 256
+        self.sweep_at = 256
+        """Entries at which the next :meth:`sweep` is due."""
 
     def get(self, response: Response) -> _T | None:
         """The value remembered for ``response``, or None."""
@@ -104,10 +106,14 @@ class ResponseMemo(Generic[_T]):
         """Remember ``value`` for ``response``."""
         entries = self.entries
         entries[id(response)] = (weakref.ref(response), value)
-        if len(entries) >= self._sweep_at:
-            live = {key: entry for key, entry in entries.items() if entry[0]() is not None}
-            self.entries = live
-            self._sweep_at = max(256, 2 * len(live))
+        if len(entries) >= self.sweep_at:
+            self.sweep()
+
+    def sweep(self) -> None:
+        """Forget the values of dead responses."""
+        live = {key: entry for key, entry in self.entries.items() if entry[0]() is not None}
+        self.entries = live
+        self.sweep_at = max(256, 2 * len(live))
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -152,20 +158,20 @@ class PageReader:
             found = memo.get(response)
             if found is not None:
                 return found
-        body = None
-        encoding: Callable[[], str | None] | None = None
-        if isinstance(response, HtmlResponse):
-            body = response.body
-            # Read as Scrapy decodes the page (BOM, header, <meta charset>), asked
-            # only when a meta needs it (the response memoizes it for the callback).
-            encoding = lambda: response.encoding  # noqa: E731
-        directives = from_headers_and_body(
-            values,
-            body,
-            lambda: self.token(response),  # asked only for a header or a <meta>
-            content_type_is_html=html,
-            encoding=encoding,
-        )
+        if isinstance(response, HtmlResponse):  # (html, for the type checker)
+            directives = from_headers_and_body(
+                values,
+                response.body,
+                lambda: self.token(response),  # asked only for a header or a <meta>
+                content_type_is_html=True,
+                # Read as Scrapy decodes the page (BOM, header, <meta charset>), asked
+                # only when a meta needs it (the response memoizes it for the callback).
+                encoding=lambda: response.encoding,
+            )
+        else:
+            directives = from_headers_and_body(
+                values, None, self.token(response), content_type_is_html=False
+            )
         if remember:
             memo.put(response, directives)  # "no directives" too
         return directives
@@ -259,7 +265,9 @@ class PageDirectivesMiddleware:
 
     def process_spider_input(self, response: Response, spider: Spider | None = None) -> None:
         """Read ``response``'s directives before its callback runs: its meta gets them."""
-        self._plan_of(response)
+        entry = self._plans.entries.get(id(response))
+        if entry is None or entry[0]() is not response:
+            self._remember(response)
 
     def process_spider_output(
         self, response: Response | None, result: Iterable[Any], spider: Spider | None = None
@@ -303,16 +311,34 @@ class PageDirectivesMiddleware:
     # -- deciding ------------------------------------------------------------------
 
     def _plan_of(self, response: Response) -> _Plan | None:
-        """What ``response``'s directives enforce, read once (its meta set on the way)."""
-        plans = self._plans
-        plan = plans.get(response) if plans.entries else None
-        if plan is None:
-            plan = self._read(response) or _NOTHING
-            # An HTML page is remembered with nothing to enforce too (read once);
-            # any other response without directives costs less to look at again.
-            if plan is not _NOTHING or isinstance(response, HtmlResponse):
-                plans.put(response, plan)
+        """What ``response``'s directives enforce on its output (None: nothing), read
+        once: by :meth:`process_spider_input`, or here if it did not see the response."""
+        entries = self._plans.entries
+        key = id(response)
+        entry = entries.get(key)
+        if entry is not None and entry[0]() is response:
+            plan = entry[1]
+            if plan is _NOTHING:
+                # Its output is seen once: nothing left to remember (a second look,
+                # after another middleware's recovery, reads it again, unseen).
+                del entries[key]
+                return None
+            return plan
+        plan = self._remember(response)
         return None if plan is _NOTHING else plan
+
+    def _remember(self, response: Response) -> _Plan:
+        """Read ``response``'s plan (``_NOTHING``: nothing to enforce) and remember it."""
+        plan = self._read(response) or _NOTHING
+        # An HTML page is remembered with nothing to enforce too (read once);
+        # any other response without directives costs less to look at again.
+        if plan is not _NOTHING or isinstance(response, HtmlResponse):
+            plans = self._plans  # ResponseMemo.put, inline
+            entries = plans.entries
+            entries[id(response)] = (weakref.ref(response), plan)
+            if len(entries) >= plans.sweep_at:
+                plans.sweep()
+        return plan
 
     def _read(self, response: Response) -> _Plan | None:
         """Read ``response``'s directives: its meta, the stats, the log; what they enforce.

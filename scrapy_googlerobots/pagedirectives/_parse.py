@@ -296,28 +296,39 @@ def from_headers_and_body(
     response with no directives gives the shared :data:`EMPTY`.
     """
     headers = tuple(x_robots_tag_values) if x_robots_tag_values is not None else ()
-    meta: list[tuple[str, str]] = []
-    resolved: list[str] = []  # the agent, once asked
-
-    def agent_name() -> str:
-        if not resolved:
-            resolved.append(agent() if callable(agent) else agent)
-        return resolved[0]
-
+    meta: list[tuple[str, str]] | None = None
+    asked: str | None = None  # the agent, once asked of a function
     if body and content_type_is_html:
+        if callable(agent):
+            lazy = agent
 
-        def names() -> tuple[str, ...]:
-            return _names(agent_name())
+            def names() -> tuple[str, ...]:
+                nonlocal asked
+                asked = lazy()
+                return _names(asked)
 
-        meta = named_meta(body, names, limit, encoding=encoding)
+            meta = named_meta(body, names, limit, encoding=encoding)
+        else:
+            meta = named_meta(body, _names(agent), limit, encoding=encoding)
     if not headers and not meta:
         return EMPTY
-    return _parsed(headers, tuple(meta), agent_name())
+    if asked is None:
+        asked = agent() if callable(agent) else agent
+    return _parsed(headers, tuple(meta or ()), asked)
 
 
 def _names(agent: str) -> tuple[str, ...]:
-    token = _token(agent)
-    return ("robots", token) if token else ("robots",)
+    names = _NAMES.get(agent)
+    if names is None:
+        if len(_NAMES) >= 64:
+            _NAMES.clear()  # a rotating User-Agent, without ROBOTSTXT_USER_AGENT
+        token = _token(agent)
+        names = _NAMES[agent] = ("robots", token) if token else ("robots",)
+    return names
+
+
+# Agent -> the meta names read for it (a plain dict: asked for on every HTML response).
+_NAMES: dict[str, tuple[str, ...]] = {}
 
 
 @lru_cache(maxsize=1024)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from types import MethodType
 from typing import TYPE_CHECKING
 
 from scrapy.utils.log import failure_to_exc_info
@@ -23,13 +24,14 @@ from scrapy_googlerobots.runtime.wording import counted
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
     from twisted.python.failure import Failure
 
     from scrapy_googlerobots.fetching.fetcher import FetchResult
     from scrapy_googlerobots.policy.origin import FileKind
     from scrapy_googlerobots.policy.record import PolicyRecord
 
-__all__ = ["FileReports", "shows_debug"]
+__all__ = ["FileReports", "shows_debug", "stat_counter"]
 
 logger = logging.getLogger(__name__)
 
@@ -47,10 +49,21 @@ def shows_debug(log: logging.Logger) -> bool:
         return False
     current: logging.Logger | None = log
     while current is not None:
-        if any(handler.level <= logging.DEBUG for handler in current.handlers):
-            return True
+        for handler in current.handlers:  # (a loop: a generator per logger costs more)
+            if handler.level <= logging.DEBUG:
+                return True
         current = current.parent if current.propagate else None
     return False  # only logging.lastResort (WARNING) would see it
+
+
+def stat_counter(stats: StatsCollector) -> Callable[..., None]:
+    """``stats.inc_value``, bound once past the wrapper Scrapy >= 2.13 puts around it on
+    every call (it only warns about a ``spider`` argument, which is never passed here);
+    the collector's own ``inc_value`` still runs, overridden or not."""
+    method = getattr(type(stats), "inc_value", None)
+    if method is None:
+        return stats.inc_value  # type: ignore[no-any-return]
+    return MethodType(method, stats)
 
 
 class FileReports:
@@ -73,7 +86,7 @@ class FileReports:
         self.crawler = crawler
         self.kind = kind
         self._log = log
-        self._inc_value = crawler.stats.inc_value
+        self._inc_value = stat_counter(crawler.stats)
         self._absent = f"no {kind.name}{absent}"
         self._answered = answered
         # Components whose exception broke a fetch (one ERROR each).

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from scrapy_googlerobots.reporting.file_reports import stat_counter
 from scrapy_googlerobots.reporting.reporter import debug_shown
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ class PageReporter:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         # Bound once: Scrapy's stats collector wraps attribute access.
-        self._inc_value = crawler.stats.inc_value
+        self._inc_value = stat_counter(crawler.stats)
         self._warned_unmarked = False
 
     @property

@@ -29,7 +29,7 @@ from scrapy_googlerobots.reporting.explain import (
     forbidden_by,
     usage_forbidden,
 )
-from scrapy_googlerobots.reporting.file_reports import FileReports, shows_debug
+from scrapy_googlerobots.reporting.file_reports import FileReports, shows_debug, stat_counter
 from scrapy_googlerobots.reporting.summary import CrawlSummary
 from scrapy_googlerobots.runtime.scrapy_compat import send_signal
 from scrapy_googlerobots.runtime.signals import robots_parsed
@@ -74,7 +74,7 @@ class Reporter:
         self.timings = timings
         self.stats = crawler.stats
         # Bound once: Scrapy's stats collector wraps attribute access (a cost per request).
-        self._inc_value = crawler.stats.inc_value
+        self._inc_value = stat_counter(crawler.stats)
         self.summary = CrawlSummary(declared_use=config.usage)
         self.fetches = FileReports(crawler, ROBOTS_TXT, answered=self.summary.fetched, log=logger)
         """robots.txt's fetch counts, as any file's; :meth:`fetched` words its outages."""

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy_googlerobots.policy.tdm import TDMREP_JSON, tdm_store_key
 from scrapy_googlerobots.reporting.explain import forbidden_by, tdm_forbidden
-from scrapy_googlerobots.reporting.file_reports import FileReports
+from scrapy_googlerobots.reporting.file_reports import FileReports, stat_counter
 from scrapy_googlerobots.reporting.reporter import debug_shown, logger
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ class TdmReports:
     def __init__(self, crawler: Crawler, summary: CrawlSummary) -> None:
         self.crawler = crawler
         self.summary = summary
-        self._inc_value = crawler.stats.inc_value
+        self._inc_value = stat_counter(crawler.stats)
         # Responses given tdm_reservation, not yet added to the stats (see flush_counts).
         self._responses = 0
         self.fetches = FileReports(
