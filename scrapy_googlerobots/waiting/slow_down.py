@@ -11,12 +11,15 @@
   recovering after successes);
 - a request for a slowed origin, or for one paced by its ``Crawl-delay`` in
   a cluster, reserves a send slot in the store (:meth:`SiteSlowDown.slot`)
-  and waits for it.
+  and waits for it: in ``process_request`` when the slot is at most
+  :data:`INLINE_WAIT` s away, else outside the scheduler and the downloader
+  until shortly before it (:meth:`SlowDownGate.before`).
 
-:class:`PauseRoom` holds the requests of paused origins outside the scheduler
-and the downloader, recorded in the store like requests waiting for robots.txt
-(so a stop hands them over and a kill leaves them to be adopted), and sends
-them on, in the order they came, when the pause ends.
+:class:`PauseRoom` holds the requests of paused origins, and those waiting for
+a send slot, outside the scheduler and the downloader, recorded in the store
+like requests waiting for robots.txt (so a stop hands them over and a kill
+leaves them to be adopted), and sends them on, in the order they came, when
+the pause ends or :data:`INLINE_WAIT` s before their slot.
 """
 
 from __future__ import annotations
@@ -53,9 +56,11 @@ if TYPE_CHECKING:
     from scrapy_googlerobots.waiting.parked_records import Records
 
 __all__ = [
+    "INLINE_WAIT",
     "PAUSES_META",
     "POLL_EVERY",
     "SEND_MARGIN",
+    "SLOT_META",
     "Pause",
     "PauseRoom",
     "SiteSlowDown",
@@ -67,6 +72,26 @@ PAUSES_META = "_robotstxt_pauses"
 
 #: Seconds added to every send slot (see :meth:`SiteSlowDown.slot`).
 SEND_MARGIN = 0.1
+
+#: A send slot at most this many seconds away is waited for in ``process_request``
+#: (in the downloader, as Scrapy's ``DOWNLOAD_DELAY`` waits); a later one outside
+#: the scheduler and the downloader, the request released this long before it.
+INLINE_WAIT = 0.5
+
+SLOT_META = "_robotstxt_send_slot"
+"""Wall-clock time (:func:`time.time`) of the send slot a request was handed back to wait for.
+
+Wall-clock: with a shared scheduler (scrapy-redis) the request, once released,
+may be sent by another worker of the machine (workers on several machines need
+clocks kept in step, as NTP keeps them). Removed when it is sent; a worker
+that adopts it (after a stop or a kill) reserves a fresh slot.
+"""
+_SLOT_TRIPS_META = "_robotstxt_slot_trips"
+
+# A request that missed its slot this many times (a congested scheduler kept it
+# past its slot) waits for its next one in process_request: each miss costs the
+# origin a slot nobody used.
+_MAX_SLOT_TRIPS = 3
 
 #: Seconds between two reads of the shared store's pauses (one round trip each).
 POLL_EVERY = 0.25
@@ -282,18 +307,22 @@ class PauseRoom:
         return {key: (len(q), self.slow_down.paused.get(key)) for key, q in self._held.items()}
 
     def waiting(self) -> list[Waiting]:
-        """Per origin: the requests held, until when (wall-clock time)."""
+        """Per origin: the requests held, for what, until when (wall-clock time)."""
         lead = self._wall() - self._clock()
-        return [
-            Waiting(
-                key,
-                len(queue),
-                "a pause",
-                self._timers[key][0] + lead if key in self._timers else None,
-                "ROBOTSTXT_SLOW_DOWN_MAX_PAUSE",
+        entries = []
+        for key, queue in self._held.items():
+            armed = self._timers.get(key)
+            paused = self.slow_down.paused.get(key) is not None
+            entries.append(
+                Waiting(
+                    key,
+                    len(queue),
+                    "a pause" if paused else "send slots",
+                    armed[0] + lead if armed is not None else None,
+                    "ROBOTSTXT_SLOW_DOWN_MAX_PAUSE" if paused else "ROBOTSTXT_CRAWL_DELAY_MAX",
+                )
             )
-            for key, queue in self._held.items()
-        ]
+        return entries
 
     def hold(self, key: str, request: Request, pause: Pause, rid: str | None = None) -> None:
         """Hold ``request`` until ``key``'s ``pause`` ends (``rid``: its record, if adopted)."""
@@ -305,45 +334,79 @@ class PauseRoom:
             retries = meta.get("retry_times")
             if isinstance(retries, int) and retries > 0:
                 meta["retry_times"] = retries - 1
-        entry = Parked(request, pause.until, rid=rid)
-        self._records().record(entry)
-        self._held.setdefault(key, deque()).append(entry)
-        self._arm(key, pause.until)
+        self._keep(key, Parked(request, pause.until, rid=rid))
         self.report.held(request, pause.reason, pause.until - self._clock())
 
-    def _arm(self, key: str, until: float) -> None:
+    def hold_for_slot(self, key: str, request: Request, until: float) -> None:
+        """Hold ``request`` until ``until`` (this crawl's clock), shortly before its send slot."""
+        self._keep(key, Parked(request, until))
+        self.report.slot_held(request, until - self._clock())
+
+    def _keep(self, key: str, entry: Parked) -> None:
+        self._records().record(entry)
+        self._held.setdefault(key, deque()).append(entry)
+        self._arm(key)
+
+    def _arm(self, key: str) -> None:
+        """Release ``key``'s requests when the first is due (not before its pause ends)."""
+        queue = self._held.get(key)
+        if not queue:
+            return
+        until = queue[0].deadline
+        pause = self.slow_down.pause_of(key)
+        if pause is not None and pause.until > until:
+            until = pause.until
         armed = self._timers.get(key)
         if armed is not None:
-            if armed[0] >= until:
+            if armed[0] == until:
                 return
             armed[1].cancel()
         self._timers[key] = (until, Timer(until - self._clock(), lambda: self.release(key)))
 
     def release(self, key: str) -> None:
-        """``key``'s pause is over (unless another worker made it longer): send its requests."""
+        """Send on ``key``'s requests that are due, in the order they came: all at the end of
+        its pause (unless another worker made it longer), those waiting for send slots when
+        their time has come."""
         self._timers.pop(key, None)
-        pause = self.slow_down.pause_of(key)
-        if pause is not None:
-            self._arm(key, pause.until)
-            return
-        queue = self._held.pop(key, None)
-        if queue:
-            entries = list(queue)
-            kept = self._records().forget(entries)
+        queue = self._held.get(key)
+        if queue and self.slow_down.pause_of(key) is None:
+            now = self._clock()
+            due = []
+            while queue and queue[0].deadline <= now:
+                due.append(queue.popleft())
+            if not queue:
+                del self._held[key]
+            kept = self._records().forget(due)
+            slots = 0
             for entry in kept:
+                slots += SLOT_META in entry.request.meta
                 self._crawl(entry.request)
-            self.report.released(len(kept))
+            if len(kept) > slots:
+                self.report.released(len(kept) - slots)
+            if slots:
+                self.report.slots_released(slots)
+        self._arm(key)
         if not self._held:
             self._idle()
 
     # -- for the hand-over at a stop (waiting.handover) ---------------------------
 
-    def shutdown(self) -> list[tuple[str, Parked]]:
-        """Every held request with its origin key, the room emptied."""
+    def shutdown(self) -> list[tuple[str, str, Parked]]:
+        """Every held request with why it waited and its origin key, the room emptied."""
         for _, timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
-        entries = [(key, entry) for key, queue in self._held.items() for entry in queue]
+        entries = [
+            (
+                f"{key} asked for a pause that had not ended"
+                if SLOT_META not in entry.request.meta
+                else f"its send slot for {key} had not come",
+                key,
+                entry,
+            )
+            for key, queue in self._held.items()
+            for entry in queue
+        ]
         self._held.clear()
         return entries
 
@@ -447,11 +510,22 @@ class SlowDownGate:
 
     def before_send(self, request: Request, key: str) -> Pause | float | None:
         """``request`` of ``key`` is about to be sent: its origin's pause (hold it, or drop it
-        if ``drop``), the seconds to wait for its send slot, or None (send now)."""
+        if ``drop``), the seconds to wait for its send slot, or None (send now).
+
+        A request back from waiting for its slot (:data:`SLOT_META`) keeps that slot
+        unless it missed it by more than :data:`SEND_MARGIN` (a later send could come
+        closer than the gap to the next slot's holder): then it reserves a new one.
+        """
         site = self.site
         pause = site.pause_of(key)
         if pause is not None:
             return pause
+        slot = request.meta.pop(SLOT_META, None)
+        if isinstance(slot, float):
+            left = slot - time.time()
+            if left >= -SEND_MARGIN:
+                return left if left > 0 else None
+            site.report.slot_missed(request, -left)
         gap = site.gap(key)
         if self._delay_of is not None:
             delay = self._delay_of(request, key)
@@ -465,13 +539,25 @@ class SlowDownGate:
     async def before(self, request: Request, key: str) -> Request | None:
         """``process_request``, while :attr:`active`: None once ``request`` may go (after
         waiting for its send slot), or the request handed back to be held for its origin's
-        pause. Raises ``IgnoreRequest`` during a pause beyond the cap."""
+        pause or, more than :data:`INLINE_WAIT` s ahead, its send slot. Raises
+        ``IgnoreRequest`` during a pause beyond the cap."""
         while True:
             step = self.before_send(request, key)
             if step is None:
+                request.meta.pop(_SLOT_TRIPS_META, None)
                 return None
             if not isinstance(step, Pause):
+                if step > INLINE_WAIT and self._hand_back_for_slot(request, step):
+                    return request
+                slot = time.time() + step
                 await sleep(step)
+                late = time.time() - slot
+                if late > SEND_MARGIN:
+                    # The process stalled past its slot: a send now could come closer
+                    # than the gap to the next slot's holder.
+                    self.site.report.slot_missed(request, late)
+                    continue
+                request.meta.pop(_SLOT_TRIPS_META, None)
                 return None
             if step.drop:
                 raise self.dropped(request, step)
@@ -479,6 +565,20 @@ class SlowDownGate:
                 return request
             # Nowhere to hold it (an older Scrapy, engine.download): it waits here.
             await sleep(step.until - time.monotonic())
+
+    def _hand_back_for_slot(self, request: Request, wait: float) -> bool:
+        """Hand ``request`` back to be held until shortly before its slot, ``wait`` s away;
+        False: it waits in ``process_request`` (it missed slots before, or cannot go back)."""
+        meta = request.meta
+        trips = meta.get(_SLOT_TRIPS_META, 0)
+        if not isinstance(trips, int) or trips >= _MAX_SLOT_TRIPS:
+            return False
+        meta[SLOT_META] = time.time() + wait
+        if not self._hand_back(request):
+            del meta[SLOT_META]
+            return False
+        meta[_SLOT_TRIPS_META] = trips + 1
+        return True
 
     def held_again(self, request: Request, response: Response) -> Request | None:
         """A 429/503 that paused its origin reached ``process_response`` (RetryMiddleware
@@ -502,12 +602,31 @@ class SlowDownGate:
             again.dont_filter = True
         return again
 
+    def holds(self, request: Request, key: str) -> bool:
+        """At ``request_scheduled``: ``request`` may have to be held (its origin is paused,
+        or it was handed back to wait for its send slot)."""
+        return SLOT_META in request.meta or (
+            bool(self.site.paused) and self.site.pause_of(key) is not None
+        )
+
     def hold(self, request: Request, key: str) -> bool:
-        """At ``request_scheduled``: hold ``request`` if its origin is paused; True if held."""
+        """At ``request_scheduled``: hold ``request`` if its origin is paused, or until shortly
+        before its send slot; True if held."""
         pause = self.site.pause_of(key)
-        if pause is None or pause.drop:
-            return False  # a drop happens in process_request, where the errback runs
-        self.room.hold(key, request, pause)
+        if pause is not None:
+            if pause.drop:
+                return False  # a drop happens in process_request, where the errback runs
+            request.meta.pop(SLOT_META, None)  # after the pause it takes a fresh slot
+            self.room.hold(key, request, pause)
+            return True
+        slot = request.meta.get(SLOT_META)
+        if not isinstance(slot, float):
+            return False
+        now = time.monotonic()
+        until = now + slot - time.time() - INLINE_WAIT
+        if until <= now:
+            return False  # released, or due soon: process_request waits out the rest
+        self.room.hold_for_slot(key, request, until)
         return True
 
     def dropped(self, request: Request, pause: Pause) -> IgnoreRequest:
