@@ -15,19 +15,15 @@
   :data:`INLINE_WAIT` s away, else outside the scheduler and the downloader
   until shortly before it (:meth:`SlowDownGate.before`).
 
-:class:`PauseRoom` holds the requests of paused origins, and those waiting for
-a send slot, outside the scheduler and the downloader, recorded in the store
-like requests waiting for robots.txt (so a stop hands them over and a kill
-leaves them to be adopted), and sends them on, in the order they came, when
-the pause ends or :data:`INLINE_WAIT` s before their slot.
+:class:`~.pause_room.PauseRoom` holds the requests of paused origins, and
+those waiting for a send slot, outside the scheduler and the downloader.
 """
 
 from __future__ import annotations
 
 import time
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
@@ -41,9 +37,15 @@ from scrapy_googlerobots.policy.slowdown import (
     parse_retry_after,
     pause_decision,
 )
-from scrapy_googlerobots.reporting.slow_down_report import Waiting
 from scrapy_googlerobots.runtime.timers import Timer, sleep
-from scrapy_googlerobots.waiting.origin_state import OWN_DONT_FILTER_META, Parked
+from scrapy_googlerobots.waiting.origin_state import OWN_DONT_FILTER_META
+from scrapy_googlerobots.waiting.pause_room import (
+    PAUSES_META,
+    SLOT_META,
+    Pause,
+    PauseRoom,
+    back_from_slot,
+)
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -53,8 +55,8 @@ if TYPE_CHECKING:
     from scrapy_googlerobots.reporting.explain import RobotsDecision
     from scrapy_googlerobots.reporting.slow_down_report import SlowDownReport
     from scrapy_googlerobots.stores.base import PaceStore
-    from scrapy_googlerobots.waiting.parked_records import Records
 
+# PAUSES_META, SLOT_META, Pause and PauseRoom: from .pause_room, where they were split off to.
 __all__ = [
     "INLINE_WAIT",
     "PAUSES_META",
@@ -67,8 +69,7 @@ __all__ = [
     "SlowDownGate",
 ]
 
-PAUSES_META = "_robotstxt_pauses"
-"""How many pauses a request has waited out (its retry count is given back for each)."""
+_SLOT_TRIPS_META = "_robotstxt_slot_trips"
 
 #: Seconds added to every send slot (see :meth:`SiteSlowDown.slot`).
 SEND_MARGIN = 0.1
@@ -77,16 +78,6 @@ SEND_MARGIN = 0.1
 #: (in the downloader, as Scrapy's ``DOWNLOAD_DELAY`` waits); a later one outside
 #: the scheduler and the downloader, the request released this long before it.
 INLINE_WAIT = 0.5
-
-SLOT_META = "_robotstxt_send_slot"
-"""Wall-clock time (:func:`time.time`) of the send slot a request was handed back to wait for.
-
-Wall-clock: with a shared scheduler (scrapy-redis) the request, once released,
-may be sent by another worker of the machine (workers on several machines need
-clocks kept in step, as NTP keeps them). Removed when it is sent; a worker
-that adopts it (after a stop or a kill) reserves a fresh slot.
-"""
-_SLOT_TRIPS_META = "_robotstxt_slot_trips"
 
 # A request that missed its slot this many times (a congested scheduler kept it
 # past its slot) waits for its next one in process_request: each miss costs the
@@ -99,20 +90,6 @@ POLL_EVERY = 0.25
 # A Retry-After ending within this many seconds of the pause in force is the same
 # pause (answers to requests that were on their way when it began).
 _SAME_PAUSE = 1.0
-
-# A request that has waited out this many pauses keeps the retry count the
-# pauses cost it: a site that never stops asking ends in RetryMiddleware's give-up.
-_MAX_PAUSES_FORGIVEN = 10
-
-
-@dataclass(slots=True)
-class Pause:
-    """An origin's pause: until ``until`` (the crawl's monotonic clock), why, and whether its
-    requests are dropped meanwhile (a pause beyond ``ROBOTSTXT_SLOW_DOWN_MAX_PAUSE``)."""
-
-    until: float
-    reason: str
-    drop: bool = False
 
 
 class SiteSlowDown:
@@ -261,156 +238,6 @@ class SiteSlowDown:
         return pause
 
 
-class PauseRoom:
-    """Requests held for their origin's pause (see the module doc).
-
-    ``records()`` gives the store's records of waiting requests (kept there
-    while they wait); ``crawl`` sends a request back to the engine; ``idle``
-    is called when the room empties.
-    """
-
-    def __init__(
-        self,
-        slow_down: SiteSlowDown,
-        report: SlowDownReport,
-        *,
-        records: Callable[[], Records],
-        crawl: Callable[[Request], None],
-        idle: Callable[[], None],
-        clock: Callable[[], float] = time.monotonic,
-        wall: Callable[[], float] = time.time,
-    ) -> None:
-        self.slow_down = slow_down
-        self._wall = wall
-        self.report = report
-        self._records = records
-        self._crawl = crawl
-        self._idle = idle
-        self._clock = clock
-        self._held: dict[str, deque[Parked]] = {}
-        self._timers: dict[str, tuple[float, Timer]] = {}
-
-    @property
-    def busy(self) -> bool:
-        """Some request is held: the spider must stay open."""
-        return bool(self._held)
-
-    def held(self) -> int:
-        return sum(len(queue) for queue in self._held.values())
-
-    def parked_requests(self) -> list[Request]:
-        """The held requests, per origin in the order they came."""
-        return [entry.request for queue in self._held.values() for entry in queue]
-
-    def origins(self) -> dict[str, tuple[int, Pause | None]]:
-        """Origin -> (requests held, its pause): what the crawl waits for."""
-        return {key: (len(q), self.slow_down.paused.get(key)) for key, q in self._held.items()}
-
-    def waiting(self) -> list[Waiting]:
-        """Per origin: the requests held, for what, until when (wall-clock time)."""
-        lead = self._wall() - self._clock()
-        entries = []
-        for key, queue in self._held.items():
-            armed = self._timers.get(key)
-            paused = self.slow_down.paused.get(key) is not None
-            entries.append(
-                Waiting(
-                    key,
-                    len(queue),
-                    "a pause" if paused else "send slots",
-                    armed[0] + lead if armed is not None else None,
-                    "ROBOTSTXT_SLOW_DOWN_MAX_PAUSE" if paused else "ROBOTSTXT_CRAWL_DELAY_MAX",
-                )
-            )
-        return entries
-
-    def hold(self, key: str, request: Request, pause: Pause, rid: str | None = None) -> None:
-        """Hold ``request`` until ``key``'s ``pause`` ends (``rid``: its record, if adopted)."""
-        meta = request.meta
-        pauses = int(meta.get(PAUSES_META, 0)) + 1
-        meta[PAUSES_META] = pauses
-        if pauses <= _MAX_PAUSES_FORGIVEN:
-            # The retry a pause cost it is given back: waiting is not failing.
-            retries = meta.get("retry_times")
-            if isinstance(retries, int) and retries > 0:
-                meta["retry_times"] = retries - 1
-        self._keep(key, Parked(request, pause.until, rid=rid))
-        self.report.held(request, pause.reason, pause.until - self._clock())
-
-    def hold_for_slot(self, key: str, request: Request, until: float) -> None:
-        """Hold ``request`` until ``until`` (this crawl's clock), shortly before its send slot."""
-        self._keep(key, Parked(request, until))
-        self.report.slot_held(request, until - self._clock())
-
-    def _keep(self, key: str, entry: Parked) -> None:
-        self._records().record(entry)
-        self._held.setdefault(key, deque()).append(entry)
-        self._arm(key)
-
-    def _arm(self, key: str) -> None:
-        """Release ``key``'s requests when the first is due (not before its pause ends)."""
-        queue = self._held.get(key)
-        if not queue:
-            return
-        until = queue[0].deadline
-        pause = self.slow_down.pause_of(key)
-        if pause is not None and pause.until > until:
-            until = pause.until
-        armed = self._timers.get(key)
-        if armed is not None:
-            if armed[0] == until:
-                return
-            armed[1].cancel()
-        self._timers[key] = (until, Timer(until - self._clock(), lambda: self.release(key)))
-
-    def release(self, key: str) -> None:
-        """Send on ``key``'s requests that are due, in the order they came: all at the end of
-        its pause (unless another worker made it longer), those waiting for send slots when
-        their time has come."""
-        self._timers.pop(key, None)
-        queue = self._held.get(key)
-        if queue and self.slow_down.pause_of(key) is None:
-            now = self._clock()
-            due = []
-            while queue and queue[0].deadline <= now:
-                due.append(queue.popleft())
-            if not queue:
-                del self._held[key]
-            kept = self._records().forget(due)
-            slots = 0
-            for entry in kept:
-                slots += SLOT_META in entry.request.meta
-                self._crawl(entry.request)
-            if len(kept) > slots:
-                self.report.released(len(kept) - slots)
-            if slots:
-                self.report.slots_released(slots)
-        self._arm(key)
-        if not self._held:
-            self._idle()
-
-    # -- for the hand-over at a stop (waiting.handover) ---------------------------
-
-    def shutdown(self) -> list[tuple[str, str, Parked]]:
-        """Every held request with why it waited and its origin key, the room emptied."""
-        for _, timer in self._timers.values():
-            timer.cancel()
-        self._timers.clear()
-        entries = [
-            (
-                f"{key} asked for a pause that had not ended"
-                if SLOT_META not in entry.request.meta
-                else f"its send slot for {key} had not come",
-                key,
-                entry,
-            )
-            for key, queue in self._held.items()
-            for entry in queue
-        ]
-        self._held.clear()
-        return entries
-
-
 class SlowDownGate:
     """Where the crawl meets :class:`SiteSlowDown` and :class:`PauseRoom` (one per crawler).
 
@@ -517,11 +344,11 @@ class SlowDownGate:
         closer than the gap to the next slot's holder): then it reserves a new one.
         """
         site = self.site
+        slot = back_from_slot(request)
         pause = site.pause_of(key)
         if pause is not None:
-            return pause
-        slot = request.meta.pop(SLOT_META, None)
-        if isinstance(slot, float):
+            return pause  # after it, a fresh slot
+        if slot is not None:
             left = slot - time.time()
             if left >= -SEND_MARGIN:
                 return left if left > 0 else None
