@@ -31,6 +31,8 @@ from test_handover_crawl import WORKER_SCRIPT, _IdleUntilAdopted, _reactor
 from test_persistence_crawl import settings
 from twisted.internet import defer
 
+from scrapy_googlerobots import GoogleRobotsTxtMiddleware
+
 from middleware_support import ChainSpider, requires_parking, robots_settings, then
 from processes import ScriptProcess
 from redis_server import RedisServer, redis_server
@@ -224,3 +226,26 @@ async def test_a_request_back_after_its_slot_takes_a_fresh_one(
     # Sent when it came back, it would have reached the site 0.7 s before the next slot.
     assert_paced(slow, 1.0)
     assert result.stats["robotstxt/pace/missed"] >= 1
+
+
+class _CannotPark(GoogleRobotsTxtMiddleware):
+    """As on Scrapy < 2.11.2, whose engine cannot drop a request at ``request_scheduled``."""
+
+    def __init__(self, crawler: Any) -> None:
+        super().__init__(crawler)
+        self._parking.can_park = False
+
+
+@pytest_twisted.ensureDeferred
+async def test_without_parking_requests_wait_for_their_slots_inline(
+    redis_server: RedisServer, site: Site
+) -> None:
+    paced(site, 1.0)
+    settings = robots_settings(
+        _CannotPark, ROBOTSTXT_CACHE_STORE=redis_server.url, ROBOTSTXT_CRAWL_DELAY=True
+    )
+    result = await run_crawl(settings, [site.url(f"/p/{n}") for n in range(3)], timeout=60)
+    assert len(result.downloaded) == 3
+    assert_paced(site, 1.0)
+    assert result.stats["robotstxt/pace/held"] == 2
+    assert "robotstxt/pace/parked" not in result.stats
