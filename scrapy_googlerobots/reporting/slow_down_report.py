@@ -33,7 +33,7 @@ class Waiting:
     origin: str
     requests: int
     what: str
-    """What they wait for: ``"robots.txt"``, ``"tdmrep.json"``, ``"a pause"``."""
+    """What they wait for: ``"robots.txt"``, ``"tdmrep.json"``, ``"a pause"``, ``"send slots"``."""
     until: float | None
     """Wall-clock time they wait until at the latest (None: not known)."""
     setting: str

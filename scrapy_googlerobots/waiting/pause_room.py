@@ -127,14 +127,18 @@ class PauseRoom:
         lead = self._wall() - self._clock()
         entries = []
         for key, queue in self._held.items():
-            armed = self._timers.get(key)
             paused = self.slow_down.pause_of(key) is not None
+            # Until the pause ends, or until the last held request is given back.
+            until = max(entry.deadline for entry in queue)
+            armed = self._timers.get(key)
+            if armed is not None and armed[0] > until:
+                until = armed[0]
             entries.append(
                 Waiting(
                     key,
                     len(queue),
                     "a pause" if paused else "send slots",
-                    armed[0] + lead if armed is not None else None,
+                    until + lead,
                     "ROBOTSTXT_SLOW_DOWN_MAX_PAUSE" if paused else "ROBOTSTXT_CRAWL_DELAY_MAX",
                 )
             )
