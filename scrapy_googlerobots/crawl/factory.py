@@ -10,7 +10,7 @@ handful it reads per request.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from scrapy_googlerobots.fetching.policy_file import PolicyFile
+    from scrapy_googlerobots.policy.origin import OriginRef
     from scrapy_googlerobots.reporting.explain import RobotsDecision
     from scrapy_googlerobots.runtime.config import RobotsConfig
     from scrapy_googlerobots.stores.base import PolicyStore
@@ -176,6 +177,8 @@ def build(mw: Shell, config: RobotsConfig, clock: Callable[[], float]) -> Parts:
     parts.chain = FileSteps(
         parts.steps, lambda request, ref: server.answer(request, ref, store.get(ref.key))
     )
+    if gate is not None:
+        parts.chain.after_wait = _send_slot(gate)
     parts.explainer = Explainer(
         store.get,
         rules.rules_of,
@@ -236,6 +239,16 @@ def _slow_down_gate(parts: Parts) -> SlowDownGate | None:
         answers=config.slow_down,
         poll=layered is not None and layered.shares_pace,
     )
+
+
+def _send_slot(gate: SlowDownGate) -> Callable[[Request, OriginRef], Awaitable[Request | None]]:
+    """After an inline wait for a policy file (the origin's pace known only then): the
+    wait for the request's send slot, as ``process_request`` asks it before the files."""
+
+    async def after_wait(request: Request, ref: OriginRef) -> Request | None:
+        return await gate.before(request, ref.key) if gate.site.engaged else None
+
+    return after_wait
 
 
 def _cluster_delay(parts: Parts) -> Callable[[Request, str], float | None]:

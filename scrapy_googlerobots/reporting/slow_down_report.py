@@ -33,7 +33,7 @@ class Waiting:
     origin: str
     requests: int
     what: str
-    """What they wait for: ``"robots.txt"``, ``"tdmrep.json"``, ``"a pause"``."""
+    """What they wait for: ``"robots.txt"``, ``"tdmrep.json"``, ``"a pause"``, ``"send slots"``."""
     until: float | None
     """Wall-clock time they wait until at the latest (None: not known)."""
     setting: str
@@ -152,6 +152,27 @@ class SlowDownReport:
             self.stats.inc_value("robotstxt/pace/shared_origins")
         if wait > 0:
             self.stats.inc_value("robotstxt/pace/held")
+
+    def slot_held(self, request: Request, seconds: float) -> None:
+        """``request`` waits ``seconds`` outside the scheduler and the downloader for its slot."""
+        self.stats.inc_value("robotstxt/pace/parked")
+        if debug_shown():
+            logger.debug(
+                "Holding %(request)s for %(seconds).1f s: its send slot is not due yet",
+                {"request": request, "seconds": seconds},
+            )
+
+    def slots_released(self, count: int) -> None:
+        self.stats.inc_value("robotstxt/pace/released", count)
+
+    def slot_missed(self, request: Request, late: float) -> None:
+        """``request`` came back ``late`` s after its slot: it reserves another."""
+        self.stats.inc_value("robotstxt/pace/missed")
+        if debug_shown():
+            logger.debug(
+                "%(request)s came back %(late).1f s after its send slot: reserving another",
+                {"request": request, "late": late},
+            )
 
     # -- the close ----------------------------------------------------------------
 

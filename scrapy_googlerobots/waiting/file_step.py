@@ -18,7 +18,7 @@ never asks which file it handles.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from scrapy import Request
@@ -157,10 +157,11 @@ class FileSteps:
 
     ``after_first(request, ref)``: what follows when the first file lets a
     request through (the robots.txt copy for the spider's own request of it),
-    a response that answers it, or None.
+    a response that answers it, or None. :attr:`after_wait`: what a request
+    let through after waiting inline for a file must still wait for.
     """
 
-    __slots__ = ("_after_first", "steps")
+    __slots__ = ("_after_first", "after_wait", "steps")
 
     def __init__(
         self,
@@ -169,6 +170,8 @@ class FileSteps:
     ) -> None:
         self.steps = steps
         self._after_first = after_first
+        self.after_wait: Callable[[Request, OriginRef], Awaitable[Request | None]] | None = None
+        """The send slot of an origin whose pace is known only now (None: nothing)."""
 
     def run(self, request: Request, ref: OriginRef, start: int = 0) -> _Outcome:
         """Each file's step from the ``start``-th on: a refusal raises, a hand-back or an
@@ -193,6 +196,9 @@ class FileSteps:
         outcome = (None if index else self._after_first(request, ref)) or self.run(
             request, ref, index + 1
         )
-        if outcome is None or isinstance(outcome, (Request, Response)):
+        if outcome is None:
+            after = self.after_wait
+            return None if after is None else await after(request, ref)
+        if isinstance(outcome, (Request, Response)):
             return outcome
-        return await outcome
+        return await outcome  # a later file's wait, which asks after_wait itself

@@ -74,10 +74,7 @@ class HandOver:
             for key, entry in room.shutdown()
         ]
         if self.pauses is not None:
-            entries += [
-                (f"{key} asked for a pause that had not ended", key, entry)
-                for key, entry in self.pauses.shutdown()
-            ]
+            entries += self.pauses.shutdown()
         kept = requeued = 0
         dropped: list[tuple[str, str, Parked]] = []
         engine = crawler_engine(self.crawler)

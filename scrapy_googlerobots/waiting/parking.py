@@ -173,8 +173,7 @@ class Parking:
         gate = self.gate
         if (
             gate is not None
-            and gate.site.paused
-            and gate.site.pause_of(ref.key) is not None
+            and gate.holds(request, ref.key)
             and not self.stopping()
             and not self.duplicate(request)
             and gate.hold(request, ref.key)
@@ -231,8 +230,8 @@ class Parking:
         raise IgnoreRequest("Filtered duplicate request")
 
     def hand_back_to_hold(self, request: Request) -> bool:
-        """Hand ``request`` back to the engine to be held for its origin's pause (at
-        ``request_scheduled``); False: it must wait inline."""
+        """Hand ``request`` back to the engine to be held for its origin's pause or its send
+        slot (at ``request_scheduled``); False: it must wait inline."""
         if not self._may_hand_back(request):
             return False
         self._mark_handed_back(request)

@@ -11,20 +11,19 @@
   recovering after successes);
 - a request for a slowed origin, or for one paced by its ``Crawl-delay`` in
   a cluster, reserves a send slot in the store (:meth:`SiteSlowDown.slot`)
-  and waits for it.
+  and waits for it: in ``process_request`` when the slot is at most
+  :data:`INLINE_WAIT` s away, else outside the scheduler and the downloader
+  until shortly before it (:meth:`SlowDownGate.before`).
 
-:class:`PauseRoom` holds the requests of paused origins outside the scheduler
-and the downloader, recorded in the store like requests waiting for robots.txt
-(so a stop hands them over and a kill leaves them to be adopted), and sends
-them on, in the order they came, when the pause ends.
+:class:`~.pause_room.PauseRoom` holds the requests of paused origins, and
+those waiting for a send slot, outside the scheduler and the downloader.
 """
 
 from __future__ import annotations
 
 import time
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
@@ -38,9 +37,15 @@ from scrapy_googlerobots.policy.slowdown import (
     parse_retry_after,
     pause_decision,
 )
-from scrapy_googlerobots.reporting.slow_down_report import Waiting
 from scrapy_googlerobots.runtime.timers import Timer, sleep
-from scrapy_googlerobots.waiting.origin_state import OWN_DONT_FILTER_META, Parked
+from scrapy_googlerobots.waiting.origin_state import OWN_DONT_FILTER_META
+from scrapy_googlerobots.waiting.pause_room import (
+    PAUSES_META,
+    SLOT_META,
+    Pause,
+    PauseRoom,
+    back_from_slot,
+)
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -50,23 +55,34 @@ if TYPE_CHECKING:
     from scrapy_googlerobots.reporting.explain import RobotsDecision
     from scrapy_googlerobots.reporting.slow_down_report import SlowDownReport
     from scrapy_googlerobots.stores.base import PaceStore
-    from scrapy_googlerobots.waiting.parked_records import Records
 
+# PAUSES_META, SLOT_META, Pause and PauseRoom: from .pause_room, where they were split off to.
 __all__ = [
+    "INLINE_WAIT",
     "PAUSES_META",
     "POLL_EVERY",
     "SEND_MARGIN",
+    "SLOT_META",
     "Pause",
     "PauseRoom",
     "SiteSlowDown",
     "SlowDownGate",
 ]
 
-PAUSES_META = "_robotstxt_pauses"
-"""How many pauses a request has waited out (its retry count is given back for each)."""
+_SLOT_TRIPS_META = "_robotstxt_slot_trips"
 
 #: Seconds added to every send slot (see :meth:`SiteSlowDown.slot`).
 SEND_MARGIN = 0.1
+
+#: A send slot at most this many seconds away is waited for in ``process_request``
+#: (in the downloader, as Scrapy's ``DOWNLOAD_DELAY`` waits); a later one outside
+#: the scheduler and the downloader, the request released this long before it.
+INLINE_WAIT = 0.5
+
+# A request that missed its slot this many times (a congested scheduler kept it
+# past its slot) waits for its next one in process_request: each miss costs the
+# origin a slot nobody used.
+_MAX_SLOT_TRIPS = 3
 
 #: Seconds between two reads of the shared store's pauses (one round trip each).
 POLL_EVERY = 0.25
@@ -74,20 +90,6 @@ POLL_EVERY = 0.25
 # A Retry-After ending within this many seconds of the pause in force is the same
 # pause (answers to requests that were on their way when it began).
 _SAME_PAUSE = 1.0
-
-# A request that has waited out this many pauses keeps the retry count the
-# pauses cost it: a site that never stops asking ends in RetryMiddleware's give-up.
-_MAX_PAUSES_FORGIVEN = 10
-
-
-@dataclass(slots=True)
-class Pause:
-    """An origin's pause: until ``until`` (the crawl's monotonic clock), why, and whether its
-    requests are dropped meanwhile (a pause beyond ``ROBOTSTXT_SLOW_DOWN_MAX_PAUSE``)."""
-
-    until: float
-    reason: str
-    drop: bool = False
 
 
 class SiteSlowDown:
@@ -236,118 +238,6 @@ class SiteSlowDown:
         return pause
 
 
-class PauseRoom:
-    """Requests held for their origin's pause (see the module doc).
-
-    ``records()`` gives the store's records of waiting requests (kept there
-    while they wait); ``crawl`` sends a request back to the engine; ``idle``
-    is called when the room empties.
-    """
-
-    def __init__(
-        self,
-        slow_down: SiteSlowDown,
-        report: SlowDownReport,
-        *,
-        records: Callable[[], Records],
-        crawl: Callable[[Request], None],
-        idle: Callable[[], None],
-        clock: Callable[[], float] = time.monotonic,
-        wall: Callable[[], float] = time.time,
-    ) -> None:
-        self.slow_down = slow_down
-        self._wall = wall
-        self.report = report
-        self._records = records
-        self._crawl = crawl
-        self._idle = idle
-        self._clock = clock
-        self._held: dict[str, deque[Parked]] = {}
-        self._timers: dict[str, tuple[float, Timer]] = {}
-
-    @property
-    def busy(self) -> bool:
-        """Some request is held: the spider must stay open."""
-        return bool(self._held)
-
-    def held(self) -> int:
-        return sum(len(queue) for queue in self._held.values())
-
-    def parked_requests(self) -> list[Request]:
-        """The held requests, per origin in the order they came."""
-        return [entry.request for queue in self._held.values() for entry in queue]
-
-    def origins(self) -> dict[str, tuple[int, Pause | None]]:
-        """Origin -> (requests held, its pause): what the crawl waits for."""
-        return {key: (len(q), self.slow_down.paused.get(key)) for key, q in self._held.items()}
-
-    def waiting(self) -> list[Waiting]:
-        """Per origin: the requests held, until when (wall-clock time)."""
-        lead = self._wall() - self._clock()
-        return [
-            Waiting(
-                key,
-                len(queue),
-                "a pause",
-                self._timers[key][0] + lead if key in self._timers else None,
-                "ROBOTSTXT_SLOW_DOWN_MAX_PAUSE",
-            )
-            for key, queue in self._held.items()
-        ]
-
-    def hold(self, key: str, request: Request, pause: Pause, rid: str | None = None) -> None:
-        """Hold ``request`` until ``key``'s ``pause`` ends (``rid``: its record, if adopted)."""
-        meta = request.meta
-        pauses = int(meta.get(PAUSES_META, 0)) + 1
-        meta[PAUSES_META] = pauses
-        if pauses <= _MAX_PAUSES_FORGIVEN:
-            # The retry a pause cost it is given back: waiting is not failing.
-            retries = meta.get("retry_times")
-            if isinstance(retries, int) and retries > 0:
-                meta["retry_times"] = retries - 1
-        entry = Parked(request, pause.until, rid=rid)
-        self._records().record(entry)
-        self._held.setdefault(key, deque()).append(entry)
-        self._arm(key, pause.until)
-        self.report.held(request, pause.reason, pause.until - self._clock())
-
-    def _arm(self, key: str, until: float) -> None:
-        armed = self._timers.get(key)
-        if armed is not None:
-            if armed[0] >= until:
-                return
-            armed[1].cancel()
-        self._timers[key] = (until, Timer(until - self._clock(), lambda: self.release(key)))
-
-    def release(self, key: str) -> None:
-        """``key``'s pause is over (unless another worker made it longer): send its requests."""
-        self._timers.pop(key, None)
-        pause = self.slow_down.pause_of(key)
-        if pause is not None:
-            self._arm(key, pause.until)
-            return
-        queue = self._held.pop(key, None)
-        if queue:
-            entries = list(queue)
-            kept = self._records().forget(entries)
-            for entry in kept:
-                self._crawl(entry.request)
-            self.report.released(len(kept))
-        if not self._held:
-            self._idle()
-
-    # -- for the hand-over at a stop (waiting.handover) ---------------------------
-
-    def shutdown(self) -> list[tuple[str, Parked]]:
-        """Every held request with its origin key, the room emptied."""
-        for _, timer in self._timers.values():
-            timer.cancel()
-        self._timers.clear()
-        entries = [(key, entry) for key, queue in self._held.items() for entry in queue]
-        self._held.clear()
-        return entries
-
-
 class SlowDownGate:
     """Where the crawl meets :class:`SiteSlowDown` and :class:`PauseRoom` (one per crawler).
 
@@ -447,11 +337,22 @@ class SlowDownGate:
 
     def before_send(self, request: Request, key: str) -> Pause | float | None:
         """``request`` of ``key`` is about to be sent: its origin's pause (hold it, or drop it
-        if ``drop``), the seconds to wait for its send slot, or None (send now)."""
+        if ``drop``), the seconds to wait for its send slot, or None (send now).
+
+        A request back from waiting for its slot (:data:`SLOT_META`) keeps that slot
+        unless it missed it by more than :data:`SEND_MARGIN` (a later send could come
+        closer than the gap to the next slot's holder): then it reserves a new one.
+        """
         site = self.site
+        slot = back_from_slot(request)
         pause = site.pause_of(key)
         if pause is not None:
-            return pause
+            return pause  # after it, a fresh slot
+        if slot is not None:
+            left = slot - time.time()
+            if left >= -SEND_MARGIN:
+                return left if left > 0 else None
+            site.report.slot_missed(request, -left)
         gap = site.gap(key)
         if self._delay_of is not None:
             delay = self._delay_of(request, key)
@@ -465,13 +366,25 @@ class SlowDownGate:
     async def before(self, request: Request, key: str) -> Request | None:
         """``process_request``, while :attr:`active`: None once ``request`` may go (after
         waiting for its send slot), or the request handed back to be held for its origin's
-        pause. Raises ``IgnoreRequest`` during a pause beyond the cap."""
+        pause or, more than :data:`INLINE_WAIT` s ahead, its send slot. Raises
+        ``IgnoreRequest`` during a pause beyond the cap."""
         while True:
             step = self.before_send(request, key)
             if step is None:
+                request.meta.pop(_SLOT_TRIPS_META, None)
                 return None
             if not isinstance(step, Pause):
+                if step > INLINE_WAIT and self._hand_back_for_slot(request, step):
+                    return request
+                slot = time.time() + step
                 await sleep(step)
+                late = time.time() - slot
+                if late > SEND_MARGIN:
+                    # The process stalled past its slot: a send now could come closer
+                    # than the gap to the next slot's holder.
+                    self.site.report.slot_missed(request, late)
+                    continue
+                request.meta.pop(_SLOT_TRIPS_META, None)
                 return None
             if step.drop:
                 raise self.dropped(request, step)
@@ -479,6 +392,20 @@ class SlowDownGate:
                 return request
             # Nowhere to hold it (an older Scrapy, engine.download): it waits here.
             await sleep(step.until - time.monotonic())
+
+    def _hand_back_for_slot(self, request: Request, wait: float) -> bool:
+        """Hand ``request`` back to be held until shortly before its slot, ``wait`` s away;
+        False: it waits in ``process_request`` (it missed slots before, or cannot go back)."""
+        meta = request.meta
+        trips = meta.get(_SLOT_TRIPS_META, 0)
+        if not isinstance(trips, int) or trips >= _MAX_SLOT_TRIPS:
+            return False
+        meta[SLOT_META] = time.time() + wait
+        if not self._hand_back(request):
+            del meta[SLOT_META]
+            return False
+        meta[_SLOT_TRIPS_META] = trips + 1
+        return True
 
     def held_again(self, request: Request, response: Response) -> Request | None:
         """A 429/503 that paused its origin reached ``process_response`` (RetryMiddleware
@@ -502,12 +429,31 @@ class SlowDownGate:
             again.dont_filter = True
         return again
 
+    def holds(self, request: Request, key: str) -> bool:
+        """At ``request_scheduled``: ``request`` may have to be held (its origin is paused,
+        or it was handed back to wait for its send slot)."""
+        return SLOT_META in request.meta or (
+            bool(self.site.paused) and self.site.pause_of(key) is not None
+        )
+
     def hold(self, request: Request, key: str) -> bool:
-        """At ``request_scheduled``: hold ``request`` if its origin is paused; True if held."""
+        """At ``request_scheduled``: hold ``request`` if its origin is paused, or until shortly
+        before its send slot; True if held."""
         pause = self.site.pause_of(key)
-        if pause is None or pause.drop:
-            return False  # a drop happens in process_request, where the errback runs
-        self.room.hold(key, request, pause)
+        if pause is not None:
+            if pause.drop:
+                return False  # a drop happens in process_request, where the errback runs
+            request.meta.pop(SLOT_META, None)  # after the pause it takes a fresh slot
+            self.room.hold(key, request, pause)
+            return True
+        slot = request.meta.get(SLOT_META)
+        if not isinstance(slot, float):
+            return False
+        now = time.monotonic()
+        until = now + slot - time.time() - INLINE_WAIT
+        if until <= now:
+            return False  # released, or due soon: process_request waits out the rest
+        self.room.hold_for_slot(key, request, until)
         return True
 
     def dropped(self, request: Request, pause: Pause) -> IgnoreRequest:

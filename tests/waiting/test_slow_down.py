@@ -1,5 +1,6 @@
 """SiteSlowDown: pauses from Retry-After, slow-downs without it, recovery, pauses read back
-from a store another worker wrote (memory and a real Redis)."""
+from a store another worker wrote (memory and a real Redis); PauseRoom giving requests back
+for their send slots."""
 
 from __future__ import annotations
 
@@ -9,14 +10,19 @@ import time
 from collections.abc import Callable
 
 import pytest
+import pytest_twisted
+from scrapy import Request
 from scrapy.utils.test import get_crawler
 
 from scrapy_googlerobots.policy.slowdown import RECOVER_AFTER, SLOW_DOWN_FIRST
 from scrapy_googlerobots.reporting.slow_down_report import SlowDownReport
 from scrapy_googlerobots.stores.base import PaceStore
 from scrapy_googlerobots.stores.memory import MemoryPolicyStore
+from scrapy_googlerobots.waiting.parked_records import NO_RECORDS
+from scrapy_googlerobots.waiting.pause_room import SLOT_META, PauseRoom, back_from_slot
 from scrapy_googlerobots.waiting.slow_down import SiteSlowDown
 
+from middleware_support import MovableClock
 from redis_server import RedisServer, redis_server
 
 __all__ = ["redis_server"]
@@ -133,3 +139,41 @@ def test_another_workers_pause_is_read_back_from_redis(redis_server: RedisServer
     assert stats(second)["robotstxt/slow_down/paused/from_store"] == 1
     # The second worker's slots for the origin come after the pause too.
     assert second.slot(KEY, 2.0) == pytest.approx(6.0, abs=0.2)
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_room_gives_requests_back_for_their_slots_in_order_ahead_of_the_queue() -> None:
+    clock = MovableClock(100.0)
+    slow = make(clock=clock)
+    crawled: list[tuple[str, int]] = []
+    room = PauseRoom(
+        slow,
+        slow.report,
+        records=lambda: NO_RECORDS,
+        crawl=lambda request: crawled.append((request.url, request.priority)),
+        idle=lambda: None,
+        clock=clock,
+        wall=lambda: clock() + 1000.0,
+    )
+    first, second = (Request(f"{URL}?n={n}", priority=3) for n in (1, 2))
+    for n, request in enumerate((first, second), 1):
+        request.meta[SLOT_META] = 1000.0 + 100.0 + 2.0 * n + 0.5
+        room.hold_for_slot(KEY, request, 100.0 + 2.0 * n)
+    [waiting] = room.waiting()
+    assert (waiting.requests, waiting.what, waiting.until) == (2, "send slots", 1104.0)
+    assert waiting.setting == "ROBOTSTXT_CRAWL_DELAY_MAX"
+
+    clock.advance(2.0)
+    room.release(KEY)
+    # Out of the scheduler before what it holds; its own priority back once it is back.
+    assert crawled == [(first.url, 1_000_000)]
+    assert first.priority == 3
+    assert back_from_slot(first) == 1102.5 and SLOT_META not in first.meta
+    assert first.priority == 3
+    assert room.parked_requests() == [second]
+    assert stats(slow)["robotstxt/pace/parked"] == 2
+    assert stats(slow)["robotstxt/pace/released"] == 1
+
+    [(why, key, entry)] = room.shutdown()
+    assert (why, key, entry.request) == (f"its send slot for {KEY} had not come", KEY, second)
+    assert not room.busy
