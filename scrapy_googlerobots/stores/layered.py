@@ -11,7 +11,9 @@ When the shared store fails or answers slower than ``timeout`` it is taken out
 of the path: the layer serves and keeps local records, logs one WARNING per
 outage and one INFO when the store answers again, counts every failure in
 ``robotstxt/store/errors``, and probes the store again with a growing pause,
-so a dead store costs at most one failed call per pause.
+so a dead store costs at most one failed call per pause. A shared store that
+pushes pauses (Redis, :meth:`LayeredPolicyStore.pause_feed`) counts a lost feed
+connection as such a failure.
 """
 
 from __future__ import annotations
