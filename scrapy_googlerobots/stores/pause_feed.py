@@ -27,6 +27,7 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 __all__ = ["READ_WAIT", "FeedHandlers", "PauseFeed", "pause_message", "read_pause_message"]
@@ -157,7 +158,7 @@ class PauseFeed:
                 except Exception as exc:  # a lost connection: said once, then subscribe again
                     _close(pubsub)
                     pubsub = None
-                    self._deliver(lambda exc=exc: self._on_lost(exc))  # type: ignore[misc]
+                    self._deliver(partial(self._on_lost, exc))
                     continue
                 if message is not None and message.get("type") == "message":
                     self._received(message.get("data"))
@@ -170,8 +171,7 @@ class PauseFeed:
         if pause is None:
             logger.debug("Ignoring a message on %s that is not a pause: %r", self.channel, data)
             return
-        origin, seconds, reason = pause
-        self._deliver(lambda: self._on_pause(origin, seconds, reason))
+        self._deliver(partial(self._on_pause, *pause))
 
 
 def _close(pubsub: Any) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import queue
-import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -25,7 +24,7 @@ from scrapy_googlerobots.stores.pause_feed import (
     read_pause_message,
 )
 
-from redis_server import RedisServer, redis_server
+from redis_server import RedisServer, feed_threads, redis_server
 from store_support import Stats
 
 __all__ = ["redis_server"]
@@ -121,7 +120,7 @@ def test_the_feed_stops_its_thread_at_once(redis_server: RedisServer) -> None:
     feed.stop()
     assert not feed.running
     assert time.monotonic() - started < 1.0
-    assert not [t for t in threading.enumerate() if t.name.startswith("robotstxt-pause-feed")]
+    assert feed_threads() == []
 
 
 def test_crawls_on_other_databases_do_not_hear_each_others_pauses(

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import threading
 from collections.abc import Callable
 
 import pytest
@@ -26,7 +25,7 @@ from middleware_support import (
     robots_stats,
     spider_with_signals,
 )
-from redis_server import RedisServer, redis_server
+from redis_server import RedisServer, feed_threads, redis_server
 from servers import Reply, Site, run_crawl
 
 __all__ = ["redis_server"]  # the fixture, imported for the tests below
@@ -211,4 +210,4 @@ async def test_a_pause_stops_another_workers_next_request_at_once(
     assert [status for url, status in first.responses if url.endswith("/a/0")][-1] == 200
     assert first.messages(logging.WARNING) == later.messages(logging.WARNING) == []
     # Each worker's feed thread ended with its crawl.
-    assert not [t for t in threading.enumerate() if t.name.startswith("robotstxt-pause-feed")]
+    assert feed_threads() == []
