@@ -20,7 +20,11 @@ duplicate filter and the robots.txt store, ``ROBOTSTXT_CRAWL_DELAY = True``).
   Requests`` with ``Retry-After: 6``, and every request for the next 6 s
   likewise; 8 pages. Reported: the timeline from the first 429 (each
   arrival, its answer), the first request after it, and the pages the site
-  answered 200 in the end (the others were lost).
+  answered 200 in the end (the others were lost). Each worker stamps, as a
+  request leaves its downloader middlewares (:class:`SendStamp`), the time it
+  sent it; a thread watches the store for the moment the pause is recorded
+  (:func:`watch_pause`): a request sent after that moment that still reached
+  the site during the pause was not "already on the wire".
 - ``dead``: five origins whose robots.txt answers 503 and one that refuses
   connections, 4 pages each, for ``--dead-seconds``; then every worker gets
   SIGINT. Reported: the ERROR lines of all workers' logs, by message.
@@ -59,6 +63,21 @@ HERE = Path(__file__).resolve().parent
 START_KEY = "pages:start_urls"
 KEY_PATTERNS = ("pages:*", "cluster_demo:robotstxt:*")
 PAUSE_SECONDS = 6
+SENT_HEADER = "X-Pace-Check-Sent"
+PAUSES_KEY = "cluster_demo:robotstxt:pauses"  # the store's paused origins (stores/redis.py)
+# The workers' middlewares (cluster_demo/settings.py) and, last, the send stamp.
+STAMPED_MIDDLEWARES = {
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "scrapy_googlerobots.GoogleRobotsTxtMiddleware": 100,
+    "pace_check.SendStamp": 999,
+}
+
+
+class SendStamp:
+    """A downloader middleware, last before the download: stamps the time a request goes."""
+
+    def process_request(self, request: Any, spider: Any = None) -> None:
+        request.headers[SENT_HEADER] = f"{time.time():.6f}"
 
 
 @dataclass
@@ -68,6 +87,8 @@ class Arrival:
     at: float  # time.monotonic() of this (the harness's) process
     path: str
     status: int
+    sent: float | None = None  # the worker's time.time() as it sent it (SendStamp)
+    wall: float = 0.0  # time.time() of the arrival
 
 
 @dataclass
@@ -87,7 +108,8 @@ class Site:
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
-                status, headers, body = site.answer(self.path)
+                stamp = self.headers.get(SENT_HEADER)
+                status, headers, body = site.answer(self.path, float(stamp) if stamp else None)
                 self.send_response(status)
                 for name, value in {"Content-Length": str(len(body)), **headers}.items():
                     self.send_header(name, value)
@@ -104,8 +126,8 @@ class Site:
         threading.Thread(target=server.serve_forever, daemon=True).start()
         return self
 
-    def answer(self, path: str) -> tuple[int, dict[str, str], bytes]:
-        now = time.monotonic()
+    def answer(self, path: str, sent: float | None = None) -> tuple[int, dict[str, str], bytes]:
+        now, wall = time.monotonic(), time.time()
         with self._lock:
             if path == "/robots.txt":
                 status, headers, body = (
@@ -118,7 +140,7 @@ class Site:
                     status, headers, body = 429, {"Retry-After": str(PAUSE_SECONDS)}, b""
                 else:
                     status, headers, body = 200, {"Content-Type": "text/html"}, b"<html></html>"
-            self.arrivals.append(Arrival(now, path, status))
+            self.arrivals.append(Arrival(now, path, status, sent, wall))
         return status, headers, body
 
     def pages(self) -> list[Arrival]:
@@ -217,12 +239,43 @@ def scenario_pace(run: Callable[..., list[Path]], pages: int) -> dict[str, Any]:
     return result
 
 
-def scenario_slowdown(run: Callable[..., list[Path]], pages: int) -> dict[str, Any]:
+def watch_pause(redis_url: str, stop: threading.Event, found: list[float]) -> None:
+    """Look at the store's paused origins every 2 ms: the moment one appears (time.time())."""
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    while not stop.is_set():
+        if client.zcard(PAUSES_KEY):
+            found.append(time.time())
+            return
+        stop.wait(0.002)
+
+
+def scenario_slowdown(run: Callable[..., list[Path]], pages: int, redis_url: str) -> dict[str, Any]:
     site = Site(busy_for=float(PAUSE_SECONDS)).start()
     urls = [f"{site.url}/p/{n}" for n in range(pages)]
-    logs = run("slowdown", {}, urls, stop_after=60.0)
+    stop, found = threading.Event(), []
+    watcher = threading.Thread(target=watch_pause, args=(redis_url, stop, found), daemon=True)
+    watcher.start()
+    stamped = {"DOWNLOADER_MIDDLEWARES": json.dumps(STAMPED_MIDDLEWARES)}
+    try:
+        logs = run("slowdown", stamped, urls, stop_after=60.0)
+    finally:
+        stop.set()
+        watcher.join()
     seen = site.pages()
     first = min(a.at for a in seen if a.status == 429)
+    first_wall = min(a.wall for a in seen if a.status == 429)
+    paused_at = found[0] if found else None
+    # Sent after the pause was in the store, arrived before it ended: not on the wire.
+    late = [
+        a
+        for a in seen
+        if paused_at is not None
+        and a.sent is not None
+        and a.sent > paused_at
+        and a.wall < first_wall + PAUSE_SECONDS
+    ]
     after = [a for a in seen if a.at >= first]
     ok = {a.path for a in seen if a.status == 200}
     first_after = next(
@@ -232,6 +285,12 @@ def scenario_slowdown(run: Callable[..., list[Path]], pages: int) -> dict[str, A
         "timeline": [(round(a.at - first, 2), a.path, a.status) for a in after],
         "requests_429": sum(a.status == 429 for a in seen),
         "requests_within_pause": sum(1 for a in after[1:] if a.at < first + PAUSE_SECONDS),
+        "pause_in_store_at": round(paused_at - first_wall, 3) if paused_at else None,
+        "sent_after_pause_within_it": [
+            (round(a.sent - first_wall, 3), round(a.wall - first_wall, 3), a.path, a.status)
+            for a in late
+            if a.sent is not None
+        ],
         "first_request_after_the_429": round(first_after.at - first, 2) if first_after else None,
         "pages_answered_200": len(ok),
         "pages_lost": pages - len(ok),
@@ -336,7 +395,7 @@ def main() -> int:
         if args.scenario in ("pace", "all"):
             results["pace"] = scenario_pace(run, args.pages)
         if args.scenario in ("slowdown", "all"):
-            results["slowdown"] = scenario_slowdown(run, 8)
+            results["slowdown"] = scenario_slowdown(run, 8, redis_url)
         if args.scenario in ("dead", "all"):
             results["dead"] = scenario_dead(run, 4, args.dead_seconds)
         if args.scenario == "mixed":
@@ -370,6 +429,13 @@ def report(results: dict[str, Any]) -> None:
         )
         for at, path, status in slow["timeline"]:
             print(f"    +{at:6.2f} s  {status}  {path}")
+        print(
+            f"    the pause was in the store at +{slow['pause_in_store_at']} s; requests sent "
+            f"after that which reached the site during the pause: "
+            f"{len(slow['sent_after_pause_within_it'])}"
+        )
+        for sent, at, path, status in slow["sent_after_pause_within_it"]:
+            print(f"    sent +{sent:.3f} s, arrived +{at:.3f} s  {status}  {path}")
     dead = results.get("dead")
     for scenario in ("slowdown", "dead"):
         figures = results.get(scenario)

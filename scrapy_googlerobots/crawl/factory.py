@@ -238,6 +238,7 @@ def _slow_down_gate(parts: Parts) -> SlowDownGate | None:
         listen=parking.listen,
         answers=config.slow_down,
         poll=layered is not None and layered.shares_pace,
+        feed=layered.pause_feed if layered is not None and layered.shares_pace else None,
     )
 
 

@@ -89,13 +89,24 @@ class SlowDownReport:
                 {"origin": origin, "seconds": seconds, "reason": reason},
             )
 
-    def learned_pause(self, origin: str, seconds: float, reason: str) -> None:
-        """Another worker paused ``origin`` (read from the shared store)."""
+    def learned_pause(
+        self, origin: str, seconds: float, reason: str, *, pushed: bool = False
+    ) -> None:
+        """Another worker paused ``origin`` (read from the shared store, or ``pushed`` by its
+        feed the moment it was set)."""
         self.stats.inc_value("robotstxt/slow_down/paused/from_store")
+        if pushed:
+            self.stats.inc_value("robotstxt/slow_down/paused/pushed")
         if debug_shown():
             logger.debug(
-                "%(origin)s is paused for %(seconds).1f s more by another worker (%(reason)s)",
-                {"origin": origin, "seconds": seconds, "reason": reason},
+                "%(origin)s is paused for %(seconds).1f s more by another worker (%(reason)s; "
+                "%(how)s)",
+                {
+                    "origin": origin,
+                    "seconds": seconds,
+                    "reason": reason,
+                    "how": "pushed by the store" if pushed else "read from the store",
+                },
             )
 
     def bad_retry_after(self, origin: str, problem: str) -> None:

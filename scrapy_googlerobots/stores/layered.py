@@ -11,7 +11,9 @@ When the shared store fails or answers slower than ``timeout`` it is taken out
 of the path: the layer serves and keeps local records, logs one WARNING per
 outage and one INFO when the store answers again, counts every failure in
 ``robotstxt/store/errors``, and probes the store again with a growing pause,
-so a dead store costs at most one failed call per pause.
+so a dead store costs at most one failed call per pause. A shared store that
+pushes pauses (Redis, :meth:`LayeredPolicyStore.pause_feed`) counts a lost feed
+connection as such a failure.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.record import PolicyRecord
@@ -34,6 +36,9 @@ from scrapy_googlerobots.stores.base import (
 )
 from scrapy_googlerobots.stores.memory import MemoryPolicyStore
 from scrapy_googlerobots.stores.pace import LocalPace
+
+if TYPE_CHECKING:
+    from scrapy_googlerobots.stores.pause_feed import FeedHandlers, PauseFeed
 
 __all__ = ["PACE_LOCAL_STAT", "LayeredPolicyStore", "relevant_until"]
 
@@ -274,6 +279,33 @@ class LayeredPolicyStore:
             if ok and paused is not None:
                 return {**self._local_pace.paused_origins(), **paused}
         return self._local_pace.paused_origins()
+
+    def pause_feed(self, handlers: FeedHandlers) -> PauseFeed | None:
+        """The shared store's feed of pauses as other workers set them (Redis; not started),
+        or None (the pauses are to be read with :meth:`paused_origins`).
+
+        A lost feed connection is the store failing (:meth:`_feed_lost`): one WARNING
+        per outage, counted, then ``handlers.on_lost``.
+        """
+        make = getattr(self.shared, "pause_feed", None) if self._pace is not None else None
+        if make is None:
+            return None
+        on_lost = handlers.on_lost
+
+        def lost(exc: BaseException) -> None:
+            self._feed_lost(exc)
+            on_lost(exc)
+
+        feed: PauseFeed = make(dataclasses.replace(handlers, on_lost=lost))
+        return feed
+
+    def _feed_lost(self, exc: BaseException) -> None:
+        if self._down_since is None:
+            self._failed("pause feed", exc)
+        else:  # the outage is known (and said) already
+            if self._stats is not None:
+                self._stats.inc_value(STORE_ERRORS_STAT)
+            logger.debug("robots.txt store %s: pause feed lost too: %s", self.description, exc)
 
     def _pace_locally(self) -> None:
         if self._pace is None:

@@ -26,7 +26,9 @@ build key names at run time: one Redis server, not Redis Cluster.
 Origins' send slots and pauses
 (:class:`~scrapy_googlerobots.stores.base.PaceStore`): ``<prefix>pace:<origin>``
 (next allowed send, pause-until, its reason) and the sorted set
-``<prefix>pauses``, each call one Lua script timed by Redis's own clock.
+``<prefix>pauses``, each call one Lua script timed by Redis's own clock. A new
+pause is also published on the channel ``<prefix>pauses@<db>``, to which every
+worker subscribes (:mod:`~scrapy_googlerobots.stores.pause_feed`).
 
 Every call is bounded by ``timeout`` (connect and socket timeouts, no retries):
 a dead or hung Redis costs one bounded call, and the layered store in front
@@ -49,6 +51,7 @@ from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.record import PolicyRecord
 from scrapy_googlerobots.stores.compact import pack, unpack
 from scrapy_googlerobots.stores.layered import relevant_until
+from scrapy_googlerobots.stores.pause_feed import FeedHandlers, PauseFeed
 
 __all__ = ["RedisPolicyStore", "decode_record", "encode_record", "redact_url"]
 
@@ -122,7 +125,9 @@ return slot - now
 """
 )
 # KEYS[1] pace hash, KEYS[2] pauses set; ARGV[1] origin, ARGV[2] pause ms,
-# ARGV[3] reason. Returns the ms the pause lasts.
+# ARGV[3] reason, ARGV[4] the pause channel. Returns the ms the pause lasts.
+# A new or longer pause is published (stores.pause_feed.pause_message) in the
+# same script: every subscribed worker hears of it as it is recorded.
 _PAUSE = (
     _NOW
     + """
@@ -131,6 +136,7 @@ local current = tonumber(redis.call('HGET', KEYS[1], 'pause')) or 0
 if wanted > current then
     redis.call('HSET', KEYS[1], 'pause', wanted, 'reason', ARGV[3])
     redis.call('ZADD', KEYS[2], wanted, ARGV[1])
+    redis.call('PUBLISH', ARGV[4], ARGV[2] .. ' ' .. ARGV[1] .. ' ' .. ARGV[3])
     current = wanted
 end
 local next_at = tonumber(redis.call('HGET', KEYS[1], 'next')) or 0
@@ -288,7 +294,21 @@ class RedisPolicyStore:
     def pause_origin(self, origin: str, seconds: float, reason: str) -> float:
         keys = [f"{self.prefix}pace:{origin}", f"{self.prefix}pauses"]
         ms = max(0, math.ceil(seconds * 1000))
-        return int(self._pause(keys=keys, args=[origin, ms, reason])) / 1000.0
+        args = [origin, ms, reason, self.pause_channel]
+        return int(self._pause(keys=keys, args=args)) / 1000.0
+
+    @property
+    def pause_channel(self) -> str:
+        """Where new pauses are published: ``<prefix>pauses@<db>`` (pub/sub channels are
+        server-wide, so the database number keeps crawls on other databases apart)."""
+        db = self.client.connection_pool.connection_kwargs.get("db", 0)
+        return f"{self.prefix}pauses@{db}"
+
+    def pause_feed(self, handlers: FeedHandlers) -> PauseFeed:
+        """A :class:`~scrapy_googlerobots.stores.pause_feed.PauseFeed` of the pauses other
+        workers set (not started), on its own connection with this store's timeouts."""
+        timeout = self.client.connection_pool.connection_kwargs.get("socket_timeout") or 1.0
+        return PauseFeed(self.client.pubsub, self.pause_channel, handlers, timeout=float(timeout))
 
     def paused_origins(self) -> dict[str, tuple[float, str]]:
         flat = self._pauses(keys=[f"{self.prefix}pauses"], args=[f"{self.prefix}pace:"])

@@ -5,8 +5,10 @@
 
 - a ``429``/``503`` answer with ``Retry-After`` pauses the origin, in the store
   (:class:`~scrapy_googlerobots.stores.base.PaceStore`) so that every worker
-  sharing it holds back too; workers read the store's pauses four times a second
-  (:meth:`SiteSlowDown.poll`); after the pause the origin is slowed down;
+  sharing it holds back too; a store that pushes pauses (Redis pub/sub) has every
+  worker record it at once (:meth:`SiteSlowDown.learn`), and workers read the
+  store's pauses four times a second, once with a feed (:meth:`SiteSlowDown.poll`);
+  after the pause the origin is slowed down;
 - one without ``Retry-After`` slows it down (a raised gap between requests,
   recovering after successes);
 - a request for a slowed origin, or for one paced by its ``Crawl-delay`` in
@@ -38,6 +40,7 @@ from scrapy_googlerobots.policy.slowdown import (
     pause_decision,
 )
 from scrapy_googlerobots.runtime.timers import Timer, sleep
+from scrapy_googlerobots.stores.pause_feed import FeedHandlers
 from scrapy_googlerobots.waiting.origin_state import OWN_DONT_FILTER_META
 from scrapy_googlerobots.waiting.pause_room import (
     PAUSES_META,
@@ -55,12 +58,14 @@ if TYPE_CHECKING:
     from scrapy_googlerobots.reporting.explain import RobotsDecision
     from scrapy_googlerobots.reporting.slow_down_report import SlowDownReport
     from scrapy_googlerobots.stores.base import PaceStore
+    from scrapy_googlerobots.stores.pause_feed import PauseFeed
 
 # PAUSES_META, SLOT_META, Pause and PauseRoom: from .pause_room, where they were split off to.
 __all__ = [
     "INLINE_WAIT",
     "PAUSES_META",
     "POLL_EVERY",
+    "POLL_WITH_FEED",
     "SEND_MARGIN",
     "SLOT_META",
     "Pause",
@@ -70,6 +75,9 @@ __all__ = [
 ]
 
 _SLOT_TRIPS_META = "_robotstxt_slot_trips"
+
+FeedMaker = Callable[[FeedHandlers], "PauseFeed | None"]
+"""Makes the store's feed of pauses (``LayeredPolicyStore.pause_feed``), given its callbacks."""
 
 #: Seconds added to every send slot (see :meth:`SiteSlowDown.slot`).
 SEND_MARGIN = 0.1
@@ -86,6 +94,14 @@ _MAX_SLOT_TRIPS = 3
 
 #: Seconds between two reads of the shared store's pauses (one round trip each).
 POLL_EVERY = 0.25
+
+#: The same with a feed pushing every pause as it is set (Redis): the reads are its
+#: safety net (a pause set while the feed was away), and its catch-up after an outage.
+POLL_WITH_FEED = 1.0
+
+# A pause learned from another worker ending within this many seconds of the one
+# known here is the same pause.
+_SAME_NEWS = 0.25
 
 # A Retry-After ending within this many seconds of the pause in force is the same
 # pause (answers to requests that were on their way when it began).
@@ -215,19 +231,21 @@ class SiteSlowDown:
 
     def poll(self) -> list[str]:
         """Read the pauses other workers set; the origins newly paused here."""
-        learned = []
+        paused = self.store.paused_origins().items()
+        return [key for key, (left, reason) in paused if self.learn(key, left, reason)]
+
+    def learn(self, key: str, left: float, reason: str, *, pushed: bool = False) -> bool:
+        """Another worker paused ``key`` for ``left`` s more (read from the store, or
+        ``pushed`` by its feed): True when that is news here."""
         now = self._clock()
-        for key, (left, reason) in self.store.paused_origins().items():
-            known = self.paused.get(key)
-            if known is not None and known.until >= now + left - POLL_EVERY:
-                continue
-            self._pause(key, left, reason, drop=left > self.max_pause)
-            self.slowed.setdefault(key, SlowDown(raised_at=now))
-            self.report.learned_pause(key, left, reason)
-            learned.append(key)
-        if learned:
-            self.changed()
-        return learned
+        known = self.paused.get(key)
+        if known is not None and known.until >= now + left - _SAME_NEWS:
+            return False  # known already (our own pause, or pushed before it was read)
+        self._pause(key, left, reason, drop=left > self.max_pause)
+        self.slowed.setdefault(key, SlowDown(raised_at=now))
+        self.report.learned_pause(key, left, reason, pushed=pushed)
+        self.changed()
+        return True
 
     def _pause(self, key: str, seconds: float, reason: str, *, drop: bool) -> Pause:
         until = self._clock() + seconds
@@ -248,7 +266,10 @@ class SlowDownGate:
       a request of a paused origin is handed back (and held at
       ``request_scheduled``, :meth:`hold`), one of a paced or slowed origin
       waits for its send slot;
-    - with a shared store the store's pauses are read every :data:`POLL_EVERY` s.
+    - with a shared store the store's pauses are read every :data:`POLL_EVERY` s; a
+      store that pushes them as they are set (Redis: ``feed`` makes its
+      :class:`~scrapy_googlerobots.stores.pause_feed.PauseFeed`) has them recorded at
+      once, and read every :data:`POLL_WITH_FEED` s as a safety net.
 
     ``delay_of(key)``: the ``Crawl-delay`` paced for the origin across the
     cluster (None: none, or pacing stays per worker).
@@ -266,6 +287,7 @@ class SlowDownGate:
         listen: Callable[[], None],
         answers: bool,
         poll: bool,
+        feed: FeedMaker | None = None,
     ) -> None:
         self.crawler = crawler
         self.site = site
@@ -276,6 +298,9 @@ class SlowDownGate:
         self._listen = listen
         self._poll = poll
         self._poll_timer: Timer | None = None
+        self._make_feed = feed
+        self._feed: PauseFeed | None = None
+        self._feed_up = False
         self._closed = False
         site.always = delay_of is not None
         site.changed()
@@ -297,8 +322,18 @@ class SlowDownGate:
         return self.site.engaged
 
     def start(self) -> None:
-        """The spider is open: read the shared store's pauses now (before any request is
-        adopted from another worker) and from then on."""
+        """The spider is open: subscribe to the store's feed of pauses, if it has one, then
+        read its pauses now (before any request is adopted from another worker) and from
+        then on."""
+        if self._make_feed is not None:
+            from twisted.internet import reactor
+
+            handlers = FeedHandlers(
+                reactor.callFromThread, self._pushed, self._feed_lost, self._feed_back
+            )
+            self._feed = self._make_feed(handlers)
+            if self._feed is not None:
+                self._feed_up = self._feed.start()
         if self._poll:
             self._read_pauses()
 
@@ -307,6 +342,9 @@ class SlowDownGate:
         timer, self._poll_timer = self._poll_timer, None
         if timer is not None:
             timer.cancel()
+        feed, self._feed = self._feed, None
+        if feed is not None:
+            feed.stop()
 
     def _read_pauses(self) -> None:
         if self._closed:
@@ -315,7 +353,28 @@ class SlowDownGate:
             if self.site.poll():
                 self._listen()
         finally:
-            self._poll_timer = Timer(POLL_EVERY, self._read_pauses)
+            # While the feed pushes every pause, the reads are only its safety net.
+            every = POLL_WITH_FEED if self._feed_up else POLL_EVERY
+            self._poll_timer = Timer(every, self._read_pauses)
+
+    # -- the feed (its thread delivers these on the reactor) -----------------------
+
+    def _pushed(self, key: str, left: float, reason: str) -> None:
+        if not self._closed and self.site.learn(key, left, reason, pushed=True):
+            self._listen()
+
+    def _feed_lost(self, _: BaseException) -> None:
+        self._feed_up = False  # the store is read four times a second meanwhile
+
+    def _feed_back(self) -> None:
+        if self._closed:
+            return
+        self._feed_up = True
+        # Pauses set while it was away were not pushed: read them now.
+        timer, self._poll_timer = self._poll_timer, None
+        if timer is not None:
+            timer.cancel()
+        self._read_pauses()
 
     # -- responses ---------------------------------------------------------------
 
@@ -378,6 +437,8 @@ class SlowDownGate:
                     return request
                 slot = time.time() + step
                 await sleep(step)
+                if self.site.pause_of(key) is not None:
+                    continue  # paused while it waited: held for the pause instead
                 late = time.time() - slot
                 if late > SEND_MARGIN:
                     # The process stalled past its slot: a send now could come closer

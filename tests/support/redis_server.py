@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["RedisServer", "redis_server", "require_redis"]
+__all__ = ["FEED_THREAD", "RedisServer", "feed_threads", "redis_server", "require_redis"]
 
 _READY = "ready to accept connections"
 _IN_USE = "Address already in use"
@@ -129,12 +129,22 @@ class RedisServer:
         return redis.Redis.from_url(self.url)
 
 
+#: The name every pause feed's thread starts with (stores/pause_feed.py).
+FEED_THREAD = "robotstxt-pause-feed"
+
+
+def feed_threads() -> list[threading.Thread]:
+    """Pause feed threads still alive."""
+    return [t for t in threading.enumerate() if t.name.startswith(FEED_THREAD)]
+
+
 @pytest.fixture
 def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    """A fresh ``redis-server`` for one test."""
+    """A fresh ``redis-server`` for one test; no pause feed's thread outlives the test."""
     server = RedisServer(require_redis(), tmp_path)
     server.start()
     try:
         yield server
+        assert feed_threads() == [], "a pause feed's thread outlived its crawl or test"
     finally:
         server.kill()

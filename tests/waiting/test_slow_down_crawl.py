@@ -11,8 +11,12 @@ from collections.abc import Callable
 import pytest
 import pytest_twisted
 from scrapy import Request, Spider
-from scrapy.exceptions import IgnoreRequest
+from scrapy.crawler import Crawler
+from scrapy.exceptions import DontCloseSpider, IgnoreRequest
 from scrapy.http import Response
+from twisted.internet.defer import Deferred
+
+from scrapy_googlerobots.waiting import slow_down
 
 from middleware_support import (
     our_middleware,
@@ -21,7 +25,7 @@ from middleware_support import (
     robots_stats,
     spider_with_signals,
 )
-from redis_server import RedisServer, redis_server
+from redis_server import RedisServer, feed_threads, redis_server
 from servers import Reply, Site, run_crawl
 
 __all__ = ["redis_server"]  # the fixture, imported for the tests below
@@ -139,3 +143,71 @@ async def test_requests_held_for_a_pause_are_handed_over_and_the_next_worker_kee
     after = [r for r in site.requests() if r.path.startswith("/p/")][1:]
     assert len(after) == 3 and min(r.at for r in after) - first.at >= 5.0 - 0.05
     assert later.messages(logging.ERROR) == []
+
+
+@requires_parking
+@pytest_twisted.ensureDeferred
+async def test_a_pause_stops_another_workers_next_request_at_once(
+    redis_server: RedisServer, make_site: Callable[..., Site], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Only the push can tell the second worker in time: its safety-net read of the
+    # store's pauses is put beyond the test.
+    monkeypatch.setattr(slow_down, "POLL_WITH_FEED", 60.0)
+    site = make_site()
+    site.script("/robots.txt", ROBOTS)
+    site.script("/a/0", Reply(429, headers={"Retry-After": "3"}), Reply(200, b"ok"))
+    common = robots_settings(CONCURRENT_REQUESTS=1, ROBOTSTXT_CACHE_STORE=redis_server.url)
+    later_url = site.url("/b/0")
+    second_open: Deferred[Crawler] = Deferred()
+    second_done: list[bool] = []
+
+    def opened(spider: Spider, **_: object) -> None:
+        second_open.callback(spider.crawler)
+
+    def idle(**_: object) -> None:
+        if not second_done:
+            raise DontCloseSpider  # until its request, sent from the outside, is answered
+
+    def answered(response: Response, **_: object) -> None:
+        if response.url == later_url:
+            second_done.append(True)
+
+    second = run_crawl(
+        common,
+        [],
+        spider_with_signals(spider_opened=opened, spider_idle=idle, response_received=answered),
+        timeout=30,
+    )
+    crawler_b = await second_open  # subscribed to the pause feed (at spider_opened)
+
+    def on_429(response: Response, **_: object) -> None:
+        if response.status == 429:
+            # The first worker records and publishes its pause right after this receiver;
+            # the second worker's request goes to its engine a moment later.
+            from twisted.internet import reactor
+
+            reactor.callLater(0.1, crawl_later)
+
+    def crawl_later() -> None:
+        crawler_b.engine.crawl(Request(later_url, dont_filter=True))
+
+    first = await run_crawl(
+        common,
+        [site.url("/a/0")],
+        spider_with_signals(response_downloaded=on_429),
+        timeout=30,
+    )
+    later = await second
+    the_429, *_ = site.requests("/a/0")  # scripted: the first answer is the 429
+    [sent_later] = site.requests("/b/0")
+    # Measured at the server: the second worker's request waited out the pause.
+    assert sent_later.at - the_429.at >= 3.0 - 0.05
+    assert later.stats["robotstxt/slow_down/paused/pushed"] == 1
+    assert later.stats["robotstxt/slow_down/held"] == 1
+    assert later.stats["robotstxt/slow_down/released"] == 1
+    assert sorted(later.downloaded) == [later_url]
+    assert first.stats["robotstxt/slow_down/paused/429"] == 1
+    assert [status for url, status in first.responses if url.endswith("/a/0")][-1] == 200
+    assert first.messages(logging.WARNING) == later.messages(logging.WARNING) == []
+    # Each worker's feed thread ended with its crawl.
+    assert feed_threads() == []
