@@ -45,6 +45,7 @@ __all__ = [
     "call_before_scheduler_close",
     "close_spider",
     "crawler_engine",
+    "downloader_full",
     "downloader_slot",
     "duplicate_filter",
     "engine_download",
@@ -155,6 +156,16 @@ def engine_takes_requests_back(engine: Any) -> bool:
         return vars(engine).get("running") is True
     except TypeError:
         return False
+
+
+def downloader_full(engine: Any) -> bool:
+    """True when ``engine``'s downloader takes no more requests now (all its
+    ``CONCURRENT_REQUESTS`` in progress): the engine leaves the scheduler's
+    requests there. False for anything but a running Scrapy engine."""
+    if not engine_takes_requests_back(engine):
+        return False
+    needs_backout = getattr(getattr(engine, "downloader", None), "needs_backout", None)
+    return bool(needs_backout()) if callable(needs_backout) else False
 
 
 def engine_is_closing(engine: Any) -> bool:
