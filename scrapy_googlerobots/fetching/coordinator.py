@@ -114,13 +114,14 @@ class FetchCoordinator(Generic[_S]):
         With the engine running and the lease free, the download is handed to
         the engine right here, as the stock middleware does; otherwise on a
         later reactor turn (a ``spider_opened`` handler may run before other
-        middlewares have set themselves up). ``later``: its result is handled
-        on a later turn anyway (the request that called for it is on its way
-        back through the engine, and a download that fails at once must find it
-        parked); the download still starts here, so that it holds its place in
-        the downloader from the moment the request that called for it leaves
-        (with the downloader full, the engine takes no other request out of the
-        scheduler before the answer, as with the stock middleware).
+        middlewares have set themselves up). ``later``: the request that called
+        for it is on its way back through the engine, and an answer that comes
+        at once is handled on a later turn, once that request is parked; the
+        download still starts here (with Scrapy >= 2.14 on the asyncio reactor,
+        on the loop's next step, before the engine's next look at the scheduler),
+        so it takes that request's place in the downloader: with the downloader
+        full, the engine takes no other request out of the scheduler before the
+        answer, as with the stock middleware.
         """
         state.fetching = True
         started: Download | None = None
