@@ -158,14 +158,18 @@ def engine_takes_requests_back(engine: Any) -> bool:
         return False
 
 
-def downloader_full(engine: Any) -> bool:
-    """True when ``engine``'s downloader takes no more requests now (all its
-    ``CONCURRENT_REQUESTS`` in progress): the engine leaves the scheduler's
-    requests there. False for anything but a running Scrapy engine."""
+def downloader_full(engine: Any, holds: Callable[[Request], bool]) -> bool:
+    """True when ``engine``'s downloader takes no more requests (``CONCURRENT_REQUESTS``)
+    counting only the requests in progress that ``holds`` says keep their place.
+    False for anything but a running Scrapy engine."""
     if not engine_takes_requests_back(engine):
         return False
-    needs_backout = getattr(getattr(engine, "downloader", None), "needs_backout", None)
-    return bool(needs_backout()) if callable(needs_backout) else False
+    downloader = getattr(engine, "downloader", None)
+    total = getattr(downloader, "total_concurrency", 0)
+    active = getattr(downloader, "active", ())
+    if not isinstance(total, int) or total <= 0 or len(active) < total:
+        return False
+    return sum(1 for request in active if holds(request)) >= total
 
 
 def engine_is_closing(engine: Any) -> bool:

@@ -196,7 +196,7 @@ class Parking:
                 return  # process_request decides (drops it, or lets it on)
             if wait is False:
                 continue
-            if wait[1] is None and not handed_back and self._downloader_full():
+            if wait[1] is None and not handed_back and self._downloader_full(ref.key):
                 # The file's first fetch is on its way and the engine can take
                 # nothing out of the scheduler before it ends: the request waits
                 # there, in the scheduler's order and at its priority, as with the
@@ -211,9 +211,18 @@ class Parking:
             self._prefetch(ref, request, steps[index + 1 :])
             raise IgnoreRequest(f"Waiting for {step.file.kind.name}")
 
-    def _downloader_full(self) -> bool:
-        """The engine's downloader takes no more requests now (``CONCURRENT_REQUESTS``)."""
-        return downloader_full(self.crawler.engine)
+    def _downloader_full(self, key: str) -> bool:
+        """The engine's downloader takes no more requests before origin ``key``'s answer:
+        full (``CONCURRENT_REQUESTS``) even without that origin's own requests in it,
+        which are handed back (freeing their places) until the answer comes."""
+
+        def holds(request: Request) -> bool:
+            if request.meta.get("dont_obey_robotstxt"):
+                return True  # a policy file's download, or one that never waits
+            ref = self._origin_ref(request.url)
+            return ref is None or ref.key != key
+
+        return downloader_full(self.crawler.engine, holds)
 
     def duplicate(self, request: Request) -> bool:
         """True when the scheduler would filter ``request`` as a duplicate: it is not parked.
