@@ -124,11 +124,16 @@ def fetch_sdist(version: str, into: Path) -> Path:
     return root
 
 
-def prepare(sdist: Path, workdir: Path) -> None:
+def copy_tests(sdist: Path, workdir: Path) -> None:
+    """Scrapy's test tree and its pytest configuration, from ``sdist`` into ``workdir``."""
     shutil.copytree(sdist / "tests", workdir / "tests")
     for name in ("conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"):
         if (sdist / name).exists():
             shutil.copy(sdist / name, workdir / name)
+
+
+def prepare(sdist: Path, workdir: Path) -> None:
+    copy_tests(sdist, workdir)
     module = workdir / MODULE
     module.write_text(transform(module.read_text(encoding="utf-8")), encoding="utf-8")
 
@@ -137,13 +142,7 @@ def run(workdir: Path, reactor: str) -> tuple[set[str], set[str], set[str]]:
     """Passed, failed and skipped test names on ``reactor``."""
     report = workdir / f"report-{reactor}.xml"
     deselect = [f"-k not ({' or '.join(sorted(NOT_RUN))})"]
-    conftest = (workdir / "conftest.py").read_text(encoding="utf-8")
-    # Before 2.13 Scrapy's conftest defines --reactor itself (its tox runs
-    # without pytest-twisted); then pytest-twisted, our test extra, steps aside.
-    own_option = bool(re.search(r'addoption\(\s*"--reactor"', conftest)) and (
-        "hasplugin" not in conftest
-    )
-    plugins = ["-p", "no:twisted"] if own_option else []
+    plugins = reactor_plugins(workdir)
     command = [
         sys.executable, "-m", "pytest", MODULE, "-p", "no:cacheprovider", "-q",
         f"--reactor={'asyncio' if reactor == 'asyncio' else 'default'}",
@@ -165,6 +164,17 @@ def run(workdir: Path, reactor: str) -> tuple[set[str], set[str], set[str]]:
     if failed - _named(failed):
         print(completed.stdout[-6000:])
     return passed, failed, skipped
+
+
+def reactor_plugins(workdir: Path) -> list[str]:
+    """pytest's ``-p`` options for Scrapy's test tree in ``workdir``: before 2.13 Scrapy's
+    conftest defines ``--reactor`` itself (its tox runs without pytest-twisted); then
+    pytest-twisted, our test extra, steps aside."""
+    conftest = (workdir / "conftest.py").read_text(encoding="utf-8")
+    own_option = bool(re.search(r'addoption\(\s*"--reactor"', conftest)) and (
+        "hasplugin" not in conftest
+    )
+    return ["-p", "no:twisted"] if own_option else []
 
 
 def _named(names: set[str]) -> set[str]:

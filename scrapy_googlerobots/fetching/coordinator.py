@@ -64,6 +64,18 @@ the record stored."""
 _MAX_LEASE_POLL = 1.0
 
 
+class _StartTurn:
+    """Whether :meth:`FetchCoordinator.start` has returned, and whether its caller asked
+    for the fetch's result on a later turn (the request that called for it is on its
+    way back through the engine)."""
+
+    __slots__ = ("later", "over")
+
+    def __init__(self, *, later: bool) -> None:
+        self.later = later
+        self.over = False
+
+
 class FetchCoordinator(Generic[_S]):
     """Runs the fetches of one policy file in one crawl; ``on_done(state, record)`` follows each."""
 
@@ -102,17 +114,18 @@ class FetchCoordinator(Generic[_S]):
         With the engine running and the lease free, the download is handed to
         the engine right here, as the stock middleware does; otherwise on a
         later reactor turn (a ``spider_opened`` handler may run before other
-        middlewares have set themselves up). ``later``: on a later turn anyway
-        (the request that called for it is on its way back through the engine,
-        and a download that fails at once must find it parked).
+        middlewares have set themselves up). ``later``: the request that called
+        for it is on its way back through the engine, and an answer that comes
+        at once is handled on a later turn, once that request is parked; the
+        download still starts here (with Scrapy >= 2.14 on the asyncio reactor,
+        on the loop's next step, before the engine's next look at the scheduler),
+        so it takes that request's place in the downloader: with the downloader
+        full, the engine takes no other request out of the scheduler before the
+        answer, as with the stock middleware.
         """
         state.fetching = True
         started: Download | None = None
-        if (
-            not later
-            and self.engine_running()
-            and self.store.acquire_fetch_lease(state.key, self.lease_ttl)
-        ):
+        if self.engine_running() and self.store.acquire_fetch_lease(state.key, self.lease_ttl):
             if self._fetched_elsewhere(state.key, basis):
                 self.store.release_fetch_lease(state.key)
             else:
@@ -121,10 +134,14 @@ class FetchCoordinator(Generic[_S]):
                     started = self.fetcher.start(state.origin)
                 except Exception:  # the async path meets (and reports) it again
                     self.store.release_fetch_lease(state.key)
-        done = deferred_from_coro(self._fetch(state, basis, started))
+        turn = _StartTurn(later=later)
+        done = deferred_from_coro(self._fetch(state, basis, started, turn))
+        turn.over = True
         done.addErrback(self.reporter.fetch_bug, state.key)
 
-    async def _fetch(self, state: _S, basis: PolicyRecord | None, started: Download | None) -> None:
+    async def _fetch(
+        self, state: _S, basis: PolicyRecord | None, started: Download | None, turn: _StartTurn
+    ) -> None:
         record: PolicyRecord | None = None
         own: BaseException | None = None
         try:
@@ -138,6 +155,8 @@ class FetchCoordinator(Generic[_S]):
                     if started is None:
                         self.reporter.fetch_started()
                     result = await self._download(state, started)
+                    if turn.later and not turn.over:
+                        await sleep(0.0)  # answered at once: not before the caller is parked
                     own = _own_failure(result)
                     if own is None:
                         previous = self.store.get(state.key)

@@ -12,6 +12,7 @@ code that raised it, for the one ERROR line and the requests' errbacks.
 
 from __future__ import annotations
 
+import sys
 from types import TracebackType
 
 __all__ = ["component_of", "is_unreachable"]
@@ -63,10 +64,46 @@ _NETWORK_MODULES = (
 )
 
 
+# Where Twisted raises again an exception a Deferred carried (awaiting it): its
+# traceback was cut there (Failure.cleanFailure); where it was first raised is
+# in the frames of the Failure Twisted attaches to it (``__failure__``).
+_RERAISERS = frozenset(("twisted.internet.defer", "twisted.python.failure"))
+
+
 def _innermost(tb: TracebackType | None) -> TracebackType | None:
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
     return tb
+
+
+def _raised_at(exc: BaseException) -> tuple[str, str] | None:
+    """Where ``exc`` was raised: its module and ``Class.method`` (or function), or None."""
+    last = _innermost(exc.__traceback__)
+    if last is not None:
+        frame = last.tb_frame
+        module = str(frame.f_globals.get("__name__", "?"))
+        if module not in _RERAISERS:
+            code = frame.f_code
+            owner = frame.f_locals.get("self")
+            if owner is not None:
+                kind = type(owner)
+                return kind.__module__, f"{kind.__qualname__}.{code.co_name}"
+            return module, getattr(code, "co_qualname", code.co_name)
+    frames = getattr(getattr(exc, "__failure__", None), "frames", None)
+    if frames:
+        name, path = str(frames[-1][0]), str(frames[-1][1])
+        return _module_of(path), name
+    if last is None:
+        return None
+    return str(last.tb_frame.f_globals.get("__name__", "?")), last.tb_frame.f_code.co_name
+
+
+def _module_of(path: str) -> str:
+    """The name of the loaded module whose file is ``path`` ("?" if none is)."""
+    for name, module in list(sys.modules.items()):
+        if getattr(module, "__file__", None) == path:
+            return name
+    return "?"
 
 
 def is_unreachable(exc: BaseException) -> bool:
@@ -75,23 +112,13 @@ def is_unreachable(exc: BaseException) -> bool:
         f"{kind.__module__}.{kind.__qualname__}" in _NETWORK_NAMES for kind in type(exc).__mro__
     ):
         return True
-    last = _innermost(exc.__traceback__)
-    if last is None:
-        return False
-    module = str(last.tb_frame.f_globals.get("__name__", ""))
-    return module.startswith(_NETWORK_MODULES)
+    raised = _raised_at(exc)
+    return raised is not None and raised[0].startswith(_NETWORK_MODULES)
 
 
 def component_of(exc: BaseException) -> str:
     """The code that raised ``exc``: ``module.Class.method`` (or ``module.function``)."""
-    last = _innermost(exc.__traceback__)
-    if last is None:
+    raised = _raised_at(exc)
+    if raised is None:
         return "an unknown component"
-    frame = last.tb_frame
-    module = str(frame.f_globals.get("__name__", "?"))
-    code = frame.f_code
-    owner = frame.f_locals.get("self")
-    if owner is not None:
-        kind = type(owner)
-        return f"{kind.__module__}.{kind.__qualname__}.{code.co_name}"
-    return f"{module}.{getattr(code, 'co_qualname', code.co_name)}"
+    return f"{raised[0]}.{raised[1]}"

@@ -45,6 +45,7 @@ __all__ = [
     "call_before_scheduler_close",
     "close_spider",
     "crawler_engine",
+    "downloader_full",
     "downloader_slot",
     "duplicate_filter",
     "engine_download",
@@ -155,6 +156,20 @@ def engine_takes_requests_back(engine: Any) -> bool:
         return vars(engine).get("running") is True
     except TypeError:
         return False
+
+
+def downloader_full(engine: Any, holds: Callable[[Request], bool]) -> bool:
+    """True when ``engine``'s downloader takes no more requests (``CONCURRENT_REQUESTS``)
+    counting only the requests in progress that ``holds`` says keep their place.
+    False for anything but a running Scrapy engine."""
+    if not engine_takes_requests_back(engine):
+        return False
+    downloader = getattr(engine, "downloader", None)
+    total = getattr(downloader, "total_concurrency", 0)
+    active = getattr(downloader, "active", ())
+    if not isinstance(total, int) or total <= 0 or len(active) < total:
+        return False
+    return sum(1 for request in active if holds(request)) >= total
 
 
 def engine_is_closing(engine: Any) -> bool:

@@ -25,6 +25,7 @@ from scrapy.exceptions import IgnoreRequest
 
 from scrapy_googlerobots.runtime.scrapy_compat import (
     REQUEST_SCHEDULED_CAN_DROP,
+    downloader_full,
     duplicate_filter,
     engine_takes_requests_back,
     seen_by_filter,
@@ -194,6 +195,13 @@ class Parking:
                 return  # process_request decides (drops it, or lets it on)
             if wait is False:
                 continue
+            if wait[1] is None and not handed_back and self._downloader_full(ref.key):
+                # The file's first fetch is on its way and the engine can take
+                # nothing out of the scheduler before it ends: the request waits
+                # there, in the scheduler's order and at its priority, as with the
+                # stock middleware (one that comes out before the answer is
+                # handed back and parked).
+                return
             if self.stopping():
                 return  # the scheduler keeps it (JOBDIR) or drops it, as without us
             if self.duplicate(request):
@@ -201,6 +209,19 @@ class Parking:
             step.room.park(wait[0], request, wait[1], now, ahead=handed_back)
             self._prefetch(ref, request, steps[index + 1 :])
             raise IgnoreRequest(f"Waiting for {step.file.kind.name}")
+
+    def _downloader_full(self, key: str) -> bool:
+        """The engine's downloader takes no more requests before origin ``key``'s answer:
+        full (``CONCURRENT_REQUESTS``) even without that origin's own requests in it,
+        which are handed back (freeing their places) until the answer comes."""
+
+        def holds(request: Request) -> bool:
+            if request.meta.get("dont_obey_robotstxt"):
+                return True  # a policy file's download, or one that never waits
+            ref = self._origin_ref(request.url)
+            return ref is None or ref.key != key
+
+        return downloader_full(self.crawler.engine, holds)
 
     def duplicate(self, request: Request) -> bool:
         """True when the scheduler would filter ``request`` as a duplicate: it is not parked.

@@ -6,21 +6,25 @@
 - A request passes the scheduler once, except one that reached the downloader
   while nothing was pending and found no robots.txt for its origin: it is
   handed back once (``robotstxt/handed_back``) and parked.
+- With the downloader full during an origin's first fetch, requests scheduled
+  meanwhile wait in the scheduler, in its order and at their priority, as with
+  the stock middleware (Scrapy's own TestRequestSendOrder).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest_twisted
 from scrapy import Request
 from scrapy.http import Response
+from twisted.internet.defer import Deferred
 
 from scrapy_googlerobots import GoogleRobotsTxtMiddleware
 
 from middleware_support import ChainSpider, requires_parking, robots_settings, robots_stats, then
-from servers import Reply, Site, run_crawl
+from servers import RecordingSpider, Reply, Site, run_crawl
 
 pytestmark = requires_parking
 
@@ -95,3 +99,45 @@ async def test_requests_arriving_while_a_fetch_runs_pass_the_scheduler_once(
     # Each start request: its first pass, plus one after its release if it
     # was handed back; each of the 30 once, after its release.
     assert result.stats["scheduler/enqueued"] == 2 + handed_back + len(later)
+
+
+class ScheduledDuringTheFetch(RecordingSpider):
+    """Schedules ``later`` through the engine once ``fetching`` fires (robots.txt on its way)."""
+
+    def __init__(self, *, fetching: Deferred[None], later: Sequence[Request], **kw: Any) -> None:
+        super().__init__(**kw)
+        self._fetching = fetching
+        self._later = list(later)
+
+    def start_requests(self) -> Any:
+        engine = self.crawler.engine
+        self._fetching.addCallback(lambda _: [engine.crawl(r) for r in self._later])
+        return super().start_requests()
+
+
+@pytest_twisted.ensureDeferred
+async def test_with_the_downloader_full_requests_keep_the_schedulers_order(site: Site) -> None:
+    # One request at a time: while the first request's robots.txt is on its
+    # way, the engine takes nothing from the scheduler, as with the stock
+    # middleware; requests scheduled meanwhile wait there, not parked.
+    site.script("/robots.txt", Reply(200, ROBOTS, delay=0.5))
+    later = [
+        Request(site.url("/low"), priority=0),
+        Request(site.url("/high"), priority=5),
+        Request(site.url("/mid"), priority=1),
+    ]
+    result = await run_crawl(
+        robots_settings(CONCURRENT_REQUESTS=1),
+        [site.url("/first")],
+        ScheduledDuringTheFetch,
+        fetching=site.wait_for_hits("/robots.txt", 1),
+        later=later,
+    )
+    sent = [r.path for r in site.requests() if r.path != "/robots.txt"]
+    # The handed-back request first, then by priority.
+    assert sent == ["/first", "/high", "/mid", "/low"]
+    stats = robots_stats(result)
+    assert stats["robotstxt/handed_back"] == 1
+    assert stats["robotstxt/parked"] == 1  # /first only
+    # /first twice (its first pass and its release), the three once.
+    assert result.stats["scheduler/enqueued"] == 2 + len(later)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 
 import pytest
 from twisted.internet import error
@@ -74,3 +75,43 @@ def test_importing_it_installs_no_reactor() -> None:
         "assert 'twisted.internet.reactor' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_an_exception_a_deferred_held_is_named_where_it_was_raised(tmp_path: Path) -> None:
+    # A Deferred that failed before anything waited on it holds a cleaned
+    # Failure; awaiting it raises the exception again from Twisted's code, and
+    # Twisted 24 cuts its traceback there: where it was raised is in the Failure
+    # Twisted attaches (Scrapy 2.11, classic reactor: a middleware's bug is not
+    # "unreachable"). Run without pytest-twisted, which turns the cleaning off.
+    import subprocess
+    import sys
+
+    code = """
+from twisted.internet.defer import Deferred, maybeDeferred
+from scrapy_googlerobots.fetching.failures import component_of, is_unreachable
+
+class Broken:
+    def process_request(self, request):
+        1 / 0
+
+held = maybeDeferred(Broken().process_request, None)
+held.addErrback(lambda failure: failure)  # ends its callbacks: Twisted cleans it
+caught = []
+
+async def wait():
+    try:
+        await held
+    except ZeroDivisionError as exc:
+        caught.append(exc)
+
+Deferred.fromCoroutine(wait())
+[exc] = caught
+print(is_unreachable(exc), component_of(exc))
+"""
+    probe = tmp_path / "probe.py"
+    probe.write_text(code, encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, str(probe)], check=True, capture_output=True, text=True
+    ).stdout.split()
+    assert out[0] == "False"
+    assert out[1].startswith("__main__.") and out[1].endswith(".process_request")
