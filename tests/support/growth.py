@@ -8,8 +8,9 @@ work grows by about ``factor``, quadratic work by ``factor`` squared.
 The cyclic garbage collector is off while the clock runs (as :mod:`timeit` does):
 a full collection walks the whole heap, which in a test process is far larger
 than the input, so whether one lands in a run depends on what ran before, not
-on the code under test. With it on, a linear parser measured anywhere from 4x
-to over 9x on a loaded machine; with it off, 3.5x to 4.7x.
+on the code under test. With it on, the SF parser on an inner list of 25,000
+then 100,000 items measured 3.4x to 9.4x on a loaded two-core machine; with it
+off, 3.2x to 4.6x.
 """
 
 from __future__ import annotations
