@@ -132,14 +132,16 @@ def test_a_resumed_jobdir_crawl_ignores_the_leases_of_the_run_that_crashed(
         timeout=60,
     )
     assert crashed.returncode == -9
-    resumed = SqlitePolicyStore(path)
+    # A busy timeout far longer than the bound below: waiting on a lock the dead
+    # run left (or on its lease) fails the test however busy the machine.
+    resumed = SqlitePolicyStore(path, timeout=30.0)
     started = time.monotonic()
     assert resumed.acquire_fetch_lease(origin, 15), "the dead run's lease is void"
     print(
         "figure: JOBDIR crash: the resumed run took the lease in "
         f"{time.monotonic() - started:.3f} s"
     )
-    assert time.monotonic() - started < 1
+    assert time.monotonic() - started < 10
     # A live holder's lease still excludes: this process holds it, another handle asks.
     other = SqlitePolicyStore(path)
     assert not other.acquire_fetch_lease(origin, 15)

@@ -154,10 +154,12 @@ def test_redis_outage_paces_per_worker_with_one_warning(
     from scrapy_googlerobots.stores.redis import RedisPolicyStore
 
     stats = Stats()
+    # A store timeout far longer than the bound below: one wait on the dead store
+    # fails the test however busy the machine.
     store = LayeredPolicyStore(
-        RedisPolicyStore.from_url(redis_server.url, timeout=0.5),
+        RedisPolicyStore.from_url(redis_server.url, timeout=30.0),
         description="redis",
-        timeout=0.5,
+        timeout=30.0,
         stats=stats,
     )
     assert store.shares_pace
@@ -168,7 +170,7 @@ def test_redis_outage_paces_per_worker_with_one_warning(
         waits = [store.reserve_send(ORIGIN, 1.0) for _ in range(5)]
         store.pause_origin("http://paused.example:80", 5.0, "Retry-After: 5")
         elapsed = time.monotonic() - started
-    assert elapsed < 3, "a dead store never stalls pacing"
+    assert elapsed < 10, "a dead store never stalls pacing"
     assert not store.shares_pace
     # Paced by this worker alone: slots still a second apart, from its own clock.
     assert [round(w) for w in waits] == [0, 1, 2, 3, 4]
