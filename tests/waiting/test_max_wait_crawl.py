@@ -182,7 +182,7 @@ async def test_a_first_park_in_this_workers_future_counts_as_now(
     other.close()
 
     result = await run_crawl(
-        settings(ROBOTSTXT_CACHE_STORE=str(path), ROBOTSTXT_UNREACHABLE_MAX_WAIT=1.0),
+        settings(ROBOTSTXT_CACHE_STORE=str(path), ROBOTSTXT_UNREACHABLE_MAX_WAIT=2.0),
         [],
         TimingSpider,
     )
@@ -199,11 +199,12 @@ async def test_a_first_park_in_this_workers_future_counts_as_now(
         for event in spider.events
         if event["event"] == "dropped"
     }
-    assert drops[past][0] < 0.5, "past its deadline when adopted: dropped at once"
+    # (A second below the other's deadline: "at once" on a busy machine too.)
+    assert drops[past][0] < 1.0, "past its deadline when adopted: dropped at once"
     assert re.search(r"gave up after waiting 360[0-2] s since it was first parked", drops[past][1])
     # Waits the maximum from its adoption: never longer, whatever the other clock says.
-    assert 1.0 <= drops[future][0] < 1.0 + LATE
-    assert "gave up after waiting 1 s since it was first parked" in drops[future][1]
+    assert 2.0 <= drops[future][0] < 2.0 + LATE
+    assert "gave up after waiting 2 s since it was first parked" in drops[future][1]
     assert [failure.check(IgnoreRequest) for _, failure in result.failures] == [
         IgnoreRequest,
         IgnoreRequest,
