@@ -87,7 +87,7 @@ class ResponseMemo(Generic[_T]):
     """
 
     __slots__ = ("entries", "sweep_at")
-    # (The spider middleware reads and writes ``entries`` inline: once per response.)
+    # (The spider middleware reads ``entries`` inline: once per response.)
 
     def __init__(self) -> None:
         self.entries: dict[int, tuple[weakref.ReferenceType[Response], _T]] = {}
@@ -251,6 +251,10 @@ class PageDirectivesMiddleware:
         self._drop_items = config.page_noindex_items == "drop"
         self._field = config.page_noindex_field
         self._rel = frozenset(config.page_rel_nofollow)
+        # The response read last whose output has not been seen, with its plan: held
+        # strongly while its callback runs, the common case, which then costs no
+        # memo; moved to the memo when another response is read first.
+        self._pending: tuple[Response, _Plan] | None = None
         # Response -> what its output meets (_NOTHING: nothing), weak like the reader's.
         self._plans: ResponseMemo[_Plan] = ResponseMemo()
         # item_dropped sends a sync callback's output could not wait for; the close does.
@@ -265,9 +269,18 @@ class PageDirectivesMiddleware:
 
     def process_spider_input(self, response: Response, spider: Spider | None = None) -> None:
         """Read ``response``'s directives before its callback runs: its meta gets them."""
-        entry = self._plans.entries.get(id(response))
-        if entry is None or entry[0]() is not response:
-            self._remember(response)
+        pending = self._pending
+        if pending is not None:
+            if pending[0] is response:
+                return  # read already
+            self._pending = None
+            self._keep(*pending)  # its output is still to come: remembered weakly
+        entries = self._plans.entries
+        if entries:
+            entry = entries.get(id(response))
+            if entry is not None and entry[0]() is response:
+                return  # read already
+        self._pending = (response, self._read(response) or _NOTHING)
 
     def process_spider_output(
         self, response: Response | None, result: Iterable[Any], spider: Spider | None = None
@@ -313,32 +326,34 @@ class PageDirectivesMiddleware:
     def _plan_of(self, response: Response) -> _Plan | None:
         """What ``response``'s directives enforce on its output (None: nothing), read
         once: by :meth:`process_spider_input`, or here if it did not see the response."""
+        pending = self._pending
+        if pending is not None and pending[0] is response:
+            plan = pending[1]
+            if plan is _NOTHING:
+                # Its output is seen once: nothing left to keep (a second look, after
+                # another middleware's recovery, reads it again, unseen).
+                self._pending = None
+                return None
+            return plan  # kept: a second look finds it, counted once
         entries = self._plans.entries
         key = id(response)
         entry = entries.get(key)
         if entry is not None and entry[0]() is response:
             plan = entry[1]
             if plan is _NOTHING:
-                # Its output is seen once: nothing left to remember (a second look,
-                # after another middleware's recovery, reads it again, unseen).
                 del entries[key]
                 return None
             return plan
-        plan = self._remember(response)
+        plan = self._read(response) or _NOTHING  # not seen by process_spider_input
+        self._keep(response, plan)
         return None if plan is _NOTHING else plan
 
-    def _remember(self, response: Response) -> _Plan:
-        """Read ``response``'s plan (``_NOTHING``: nothing to enforce) and remember it."""
-        plan = self._read(response) or _NOTHING
+    def _keep(self, response: Response, plan: _Plan) -> None:
+        """Remember ``response``'s plan weakly, until its output is seen."""
         # An HTML page is remembered with nothing to enforce too (read once);
         # any other response without directives costs less to look at again.
         if plan is not _NOTHING or isinstance(response, HtmlResponse):
-            plans = self._plans  # ResponseMemo.put, inline
-            entries = plans.entries
-            entries[id(response)] = (weakref.ref(response), plan)
-            if len(entries) >= plans.sweep_at:
-                plans.sweep()
-        return plan
+            self._plans.put(response, plan)
 
     def _read(self, response: Response) -> _Plan | None:
         """Read ``response``'s directives: its meta, the stats, the log; what they enforce.
@@ -440,6 +455,7 @@ class PageDirectivesMiddleware:
 
     async def _spider_closed(self) -> None:
         """Let the crawl end once the ``item_dropped`` receivers still running are done."""
+        self._pending = None
         if self._sending:
             await maybe_deferred_to_future(DeferredList(list(self._sending)))
 
