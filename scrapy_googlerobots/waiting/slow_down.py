@@ -327,9 +327,12 @@ class SlowDownGate:
         then on."""
         if self._make_feed is not None:
             from twisted.internet import reactor
+            from twisted.internet.interfaces import IReactorFromThreads
 
+            # (Typed through the interface: Twisted 24.3 ships the module untyped.)
+            threads: IReactorFromThreads = reactor  # type: ignore[assignment,unused-ignore]
             handlers = FeedHandlers(
-                reactor.callFromThread, self._pushed, self._feed_lost, self._feed_back
+                threads.callFromThread, self._pushed, self._feed_lost, self._feed_back
             )
             self._feed = self._make_feed(handlers)
             if self._feed is not None:
