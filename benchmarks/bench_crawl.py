@@ -20,8 +20,15 @@ are disallowed, plus generic paths):
 downloader middleware and the page directives' spider middleware (the pages
 have no directives, as nearly all pages of the web).
 
-Each round runs the three variants (none / stock / ours) in a rotating order;
-ratios are paired per round, and the table shows their median and spread.
+Each round runs the three variants (none / stock / ours); ratios are paired per
+round, and the table shows their median and spread. The order of the variants
+changes per round as a Williams design (:func:`round_orders`): over a full cycle
+each variant runs once in every position and right after every other variant
+once, so a crawl's after-effects on the next one (the server's state, the
+machine's caches) fall on every variant alike. A plain rotation would have each
+variant always follow the same one. ``--aa`` adds ``stock-again``, stock crawled
+a second time per round: ``stock-again/stock`` is the benchmark's own noise and
+bias, to read the other ratios against.
 
 ``--tdmrep`` (issue 27) adds a fourth variant, ``ours+tdm``: ours with
 ``ROBOTSTXT_USAGE = ["train-ai"]``, so every origin's
@@ -46,27 +53,39 @@ ours without the page directives' spider middleware, and prints
 ours/stock <= 1.00 on both workloads and ours/none <= 1.08 on the dense one
 (medians). ``--profile VARIANT`` profiles one crawl of that variant (the first
 ``--workload``, dense by default).
+
+``--instructions N`` counts instead of timing: each variant's crawl runs N times
+under valgrind's cachegrind (``--cache-sim=no``), which counts the instructions
+the crawler process executes. The count of the same process stopped right before
+the crawl (imports, settings) is taken off, so what remains is the crawl's own
+work, from the crawler's creation to its end, as the CPU figures. Counts do not
+move with the machine's load, so where paired CPU times of two variants spread
+by +-10% on a busy machine, counts differ by a fraction of a percent between
+repeats; a crawl under valgrind takes about 15x its CPU time, two at a time.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "robotstxt"
 WORKLOADS = {"dense": (150, 20), "broad": (800, 2)}
 VARIANTS = ("none", "stock", "ours")
-ALL_VARIANTS = (*VARIANTS, "robots-only", "ours+tdm", "ours+evidence")
+ALL_VARIANTS = (*VARIANTS, "robots-only", "stock-again", "ours+tdm", "ours+evidence")
 USER_AGENT = "BenchBot/1.0 (+https://bench.example/bot)"
 GENERIC = ("/", "/index.html", "/about/team/", "/search?q=robots&page=2", "/blog/2024/06/post")
 RULE = re.compile(rb"(?im)^[ \t]*(?:dis)?allow[ \t]*:[ \t]*(/[^\s#]*)")
@@ -99,6 +118,7 @@ VARIANT_SETTINGS: dict[str, dict[str, Any]] = {
 VARIANT_SETTINGS["robots-only"] = {
     key: value for key, value in VARIANT_SETTINGS["ours"].items() if key != "SPIDER_MIDDLEWARES"
 }
+VARIANT_SETTINGS["stock-again"] = VARIANT_SETTINGS["stock"]  # --aa: the A/A control
 VARIANT_SETTINGS["ours+tdm"] = {**VARIANT_SETTINGS["ours"], "ROBOTSTXT_USAGE": ["train-ai"]}
 # --evidence: ours+tdm keeping its evidence (the directory is made per crawl).
 VARIANT_SETTINGS["ours+evidence"] = dict(VARIANT_SETTINGS["ours+tdm"])
@@ -194,7 +214,7 @@ class Server:
 # -- the crawler process ---------------------------------------------------------
 
 
-def crawl(variant: str, work: str, profile: bool) -> None:
+def crawl(variant: str, work: str, profile: bool, setup_only: bool = False) -> None:
     """Crawl the URLs in ``work`` (a JSON file) with ``variant``; print CPU and counts."""
     from scrapy import Request, Spider
     from scrapy.crawler import CrawlerProcess
@@ -230,7 +250,6 @@ def crawl(variant: str, work: str, profile: bool) -> None:
     # compiled from source inside the timed part.)
     # scrapy_googlerobots' top level imports its parts on first use, so every
     # module of the package is imported here by name.
-    import contextlib
     import importlib
     import pkgutil
 
@@ -245,6 +264,9 @@ def crawl(variant: str, work: str, profile: bool) -> None:
         with contextlib.suppress(ImportError):
             importlib.import_module(module.name)
 
+    if setup_only:  # --instructions: what a process costs before its crawl starts
+        print(json.dumps(outcome), flush=True)
+        return
     profiler = None
     if profile:
         import cProfile
@@ -278,8 +300,6 @@ def crawl(variant: str, work: str, profile: bool) -> None:
         value for key, value in stats.items() if key.startswith("robotstxt/tdmrep/forbidden/")
     )
     if evidence is not None:
-        import shutil
-
         files = list(evidence.iterdir())
         outcome["warc_bytes"] = sum(f.stat().st_size for f in files if f.suffix == ".gz")
         outcome["decision_bytes"] = sum(f.stat().st_size for f in files if f.suffix == ".jsonl")
@@ -290,26 +310,67 @@ def crawl(variant: str, work: str, profile: bool) -> None:
     print(json.dumps(outcome), flush=True)
 
 
-def run_crawl(variant: str, work: Path, profile: bool = False) -> dict[str, Any]:
-    done = subprocess.run(
-        [
-            sys.executable,
-            __file__,
-            "crawl",
-            variant,
-            str(work),
-            *(["--profile"] if profile else []),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+def crawl_process(
+    variant: str, work: Path, *flags: str, under: tuple[str, ...] = (), timeout: float = 900
+) -> subprocess.CompletedProcess[str]:
+    """Run this file's ``crawl`` mode for ``variant`` in a fresh process (``under`` a tool)."""
+    command = [*under, sys.executable, __file__, "crawl", variant, str(work), *flags]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0 or not done.stdout.strip():
         sys.exit(f"{variant} crawl failed:\n{done.stderr[-3000:]}")
+    return done
+
+
+def run_crawl(variant: str, work: Path, profile: bool = False) -> dict[str, Any]:
+    done = crawl_process(variant, work, *(["--profile"] if profile else []))
     if profile:
         print(done.stderr)
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
+
+
+INSTRUCTIONS = re.compile(r"I\s+refs:\s+([\d,]+)")
+CACHEGRIND = ("valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null")
+
+
+def count_crawl(variant: str, work: Path, setup_only: bool = False) -> tuple[int, int]:
+    """The instructions one crawl of ``variant`` executes (counted by cachegrind), and
+    the pages it crawled."""
+    flags = ["--setup-only"] if setup_only else []
+    done = crawl_process(variant, work, *flags, under=CACHEGRIND, timeout=3600)
+    found = INSTRUCTIONS.search(done.stderr)
+    if found is None:
+        sys.exit(f"{variant} crawl under valgrind printed no count:\n{done.stderr[-3000:]}")
+    outcome = json.loads(done.stdout.strip().splitlines()[-1])
+    return int(found.group(1).replace(",", "")), outcome.get("crawled", 0)
+
+
+def count(name: str, rounds: int, variants: tuple[str, ...]) -> None:
+    """``--instructions``: each variant's crawl instructions, ``rounds`` times, two at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    origins, pages = WORKLOADS[name]
+    with served(name) as (work, _):
+        jobs = [(v, False) for _ in range(rounds) for v in variants] + [("none", True)]
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            counted = list(pool.map(lambda job: count_crawl(job[0], work, job[1]), jobs))
+    setup = counted.pop()[0]
+    crawls: dict[str, list[int]] = {v: [] for v in variants}
+    crawled: dict[str, int] = {}
+    for (variant, _), (instructions, pages_crawled) in zip(jobs, counted, strict=False):
+        crawls[variant].append(instructions - setup)
+        crawled[variant] = pages_crawled
+    print(f"\n{name}: {origins} origins x {pages} pages, instructions of the crawl (valgrind)")
+    print(f"  setup (imports, settings; taken off)  {setup / 1e9:.3f} G")
+    for variant, values in crawls.items():
+        shown = ", ".join(f"{value / 1e9:.3f}" for value in values)
+        print(f"  {variant:<12} {shown} G   crawled {crawled[variant]}")
+    mean = {v: statistics.mean(values) for v, values in crawls.items()}
+    for variant in variants:
+        if variant != "stock" and "stock" in mean:
+            print(f"  {variant}/stock  {mean[variant] / mean['stock']:.4f}")
+    if "ours" in mean and "robots-only" in mean:
+        print(f"  ours/robots-only  {mean['ours'] / mean['robots-only']:.4f}")
 
 
 # -- workloads and the table ------------------------------------------------------
@@ -333,11 +394,9 @@ def workload(files: list[str], ports: list[int], pages: int) -> list[str]:
     return [urls[n] for n in range(pages) for urls in per_origin]
 
 
-def spread(values: list[float]) -> str:
-    return f"{statistics.median(values):.3f} ({min(values):.3f}-{max(values):.3f})"
-
-
-def measure(name: str, rounds: int, variants: tuple[str, ...] = VARIANTS) -> dict[str, float]:
+@contextlib.contextmanager
+def served(name: str) -> Iterator[tuple[Path, list[str]]]:
+    """Workload ``name`` served for the crawl processes: its URL file, and its URLs."""
     origins, pages = WORKLOADS[name]
     corpus = sorted(path.name for path in CORPUS.iterdir() if path.is_file())
     files = [corpus[(i * 7) % len(corpus)] for i in range(origins)]
@@ -347,19 +406,49 @@ def measure(name: str, rounds: int, variants: tuple[str, ...] = VARIANTS) -> dic
         with tempfile.TemporaryDirectory() as folder:
             work = Path(folder) / "urls.json"
             work.write_text(json.dumps(urls))
-            cpu: dict[str, list[float]] = {v: [] for v in variants}
-            counts: dict[str, Any] = {}
-            for variant in variants:  # one untimed warm-up each (file caches, bytecode)
-                run_crawl(variant, work)
-            for number in range(rounds):
-                shift = number % len(variants)
-                order = variants[shift:] + variants[:shift]
-                for variant in order:
-                    result = run_crawl(variant, work)
-                    cpu[variant].append(result["cpu"])
-                    counts[variant] = result
+            yield work, urls
     finally:
         server.close()
+
+
+def spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.3f} ({min(values):.3f}-{max(values):.3f})"
+
+
+def round_orders(count: int) -> list[list[int]]:
+    """A Williams design for ``count`` variants: the orders of one cycle of rounds.
+
+    Row 0 is 0, 1, n-1, 2, n-2, ...; row i adds i (mod n). With an even ``count``
+    the n rows put each variant right after every other exactly once; with an odd
+    one the rows and their mirror images (2n rounds) do.
+    """
+    first = [0]
+    low, high = 1, count - 1
+    while len(first) < count:
+        first.append(low)
+        low += 1
+        if len(first) < count:
+            first.append(high)
+            high -= 1
+    rows = [[(v + shift) % count for v in first] for shift in range(count)]
+    if count % 2:
+        rows += [row[::-1] for row in rows]
+    return rows
+
+
+def measure(name: str, rounds: int, variants: tuple[str, ...] = VARIANTS) -> dict[str, float]:
+    origins, pages = WORKLOADS[name]
+    with served(name) as (work, urls):
+        cpu: dict[str, list[float]] = {v: [] for v in variants}
+        counts: dict[str, Any] = {}
+        for variant in variants:  # one untimed warm-up each (file caches, bytecode)
+            run_crawl(variant, work)
+        orders = round_orders(len(variants))
+        for number in range(rounds):
+            for variant in (variants[v] for v in orders[number % len(orders)]):
+                result = run_crawl(variant, work)
+                cpu[variant].append(result["cpu"])
+                counts[variant] = result
     ours_stock = [o / s for o, s in zip(cpu["ours"], cpu["stock"], strict=True)]
     ours_none = [o / n for o, n in zip(cpu["ours"], cpu["none"], strict=True)]
     stock_none = [s / n for s, n in zip(cpu["stock"], cpu["none"], strict=True)]
@@ -377,16 +466,21 @@ def measure(name: str, rounds: int, variants: tuple[str, ...] = VARIANTS) -> dic
                 else ""
             )
         )
+    figures = {
+        "ours/stock": statistics.median(ours_stock),
+        "ours/none": statistics.median(ours_none),
+    }
     print(f"  ours/stock  {spread(ours_stock)}")
     print(f"  ours/none   {spread(ours_none)}")
     print(f"  stock/none  {spread(stock_none)}")
     if "robots-only" in variants:
         pair = [o / r for o, r in zip(cpu["ours"], cpu["robots-only"], strict=True)]
         print(f"  ours/robots-only  {spread(pair)}  (the page directives' spider middleware)")
-    figures = {
-        "ours/stock": statistics.median(ours_stock),
-        "ours/none": statistics.median(ours_none),
-    }
+        figures["ours/robots-only"] = statistics.median(pair)
+    if "stock-again" in variants:
+        pair = [a / s for a, s in zip(cpu["stock-again"], cpu["stock"], strict=True)]
+        print(f"  stock-again/stock  {spread(pair)}  (A/A: the benchmark's own noise)")
+        figures["stock-again/stock"] = statistics.median(pair)
     if "ours+tdm" in variants:
         tdm_ours = [t / o for t, o in zip(cpu["ours+tdm"], cpu["ours"], strict=True)]
         print(f"  ours+tdm/ours {spread(tdm_ours)}")
@@ -443,6 +537,11 @@ def main(argv: list[str] | None = None) -> int:
         help="also crawl with ours minus the page directives' spider middleware (robots-only)",
     )
     parser.add_argument(
+        "--aa",
+        action="store_true",
+        help="also crawl with stock a second time per round (stock-again/stock: the noise)",
+    )
+    parser.add_argument(
         "--tdmrep", action="store_true", help="add the ours+tdm variant (ROBOTSTXT_USAGE train-ai)"
     )
     parser.add_argument(
@@ -450,27 +549,33 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="add ours+tdm and ours+evidence (ROBOTSTXT_EVIDENCE): CPU and bytes of the evidence",
     )
+    parser.add_argument(
+        "--instructions",
+        type=int,
+        metavar="N",
+        help="count each variant's crawl instructions N times under valgrind instead of timing",
+    )
     args = parser.parse_args(argv)
     if not CORPUS.is_dir():
         print(f"corpus not found at {CORPUS}: nothing to measure")
         return 0
     if args.profile:
-        corpus = sorted(path.name for path in CORPUS.iterdir() if path.is_file())
-        origins, pages = WORKLOADS[(args.workload or ["dense"])[0]]
-        files = [corpus[(i * 7) % len(corpus)] for i in range(origins)]
-        server = Server(files)
-        try:
-            with tempfile.TemporaryDirectory() as folder:
-                work = Path(folder) / "urls.json"
-                work.write_text(json.dumps(workload(files, server.ports, pages)))
-                print(run_crawl(args.profile, work, profile=True))
-        finally:
-            server.close()
+        with served((args.workload or ["dense"])[0]) as (work, _):
+            print(run_crawl(args.profile, work, profile=True))
         return 0
     started = time.monotonic()
     variants = VARIANTS + (("robots-only",) if args.page_pair else ())
+    variants += ("stock-again",) if args.aa else ()
     variants += ("ours+tdm",) if args.tdmrep or args.evidence else ()
     variants += ("ours+evidence",) if args.evidence else ()
+    if args.instructions:
+        if shutil.which("valgrind") is None:
+            print("--instructions needs valgrind (Debian: apt install valgrind)")
+            return 2
+        for name in args.workload or ["dense"]:
+            count(name, args.instructions, variants)
+        print(f"\n({time.monotonic() - started:.0f} s)")
+        return 0
     results = {name: measure(name, args.rounds, variants) for name in args.workload or WORKLOADS}
     if args.evidence:
         evidence_costs(results)
@@ -492,6 +597,11 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "serve":
         serve(json.loads(sys.argv[2]))
     elif len(sys.argv) > 1 and sys.argv[1] == "crawl":
-        crawl(sys.argv[2], sys.argv[3], profile="--profile" in sys.argv[4:])
+        crawl(
+            sys.argv[2],
+            sys.argv[3],
+            profile="--profile" in sys.argv[4:],
+            setup_only="--setup-only" in sys.argv[4:],
+        )
     else:
         sys.exit(main())

@@ -63,7 +63,8 @@ async def test_redis_dying_ends_the_wait_on_another_workers_lease(
         "figure: Redis killed during a lease wait; "
         f"fetched locally {fetch.at - killed[0]:.2f} s later"
     )
-    assert fetch.at - killed[0] < 5, "fetched locally soon after the store died"
+    # Against the other worker's ten-minute lease: "soon" has room for a busy machine.
+    assert fetch.at - killed[0] < 30, "fetched locally soon after the store died"
     assert sorted(result.downloaded) == [site.url("/a"), site.url("/b")]
     stats = robots_stats(result)
     assert stats["robotstxt/forbidden"] == 1
@@ -84,7 +85,11 @@ async def test_a_dead_workers_lease_delays_the_others_at_most_its_ttl(
     )
     [fetch] = site.requests("/robots.txt")
     print(f"figure: dead worker's 1.5 s lease; fetched {fetch.at - started:.2f} s after the start")
-    assert 1.0 <= fetch.at - started < 1.5 + 3, "waited for the lease, no longer than its TTL"
+    # The upper bound tells "about its TTL" from "until the crawl's 60 s timeout",
+    # with room for a busy machine.
+    assert 1.0 <= fetch.at - started < 1.5 + 10, (
+        "waited for the lease, not much longer than its TTL"
+    )
     assert sorted(result.downloaded) == [site.url("/a"), site.url("/b")]
 
 
