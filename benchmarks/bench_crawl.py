@@ -23,8 +23,8 @@ have no directives, as nearly all pages of the web).
 Each round runs the three variants (none / stock / ours); ratios are paired per
 round, and the table shows their median and spread. The order of the variants
 changes per round as a Williams design (:func:`round_orders`): over a full cycle
-each variant runs once in every position and right after every other variant
-once, so a crawl's after-effects on the next one (the server's state, the
+each variant runs in every position and right after every other variant equally
+often, so a crawl's after-effects on the next one (the server's state, the
 machine's caches) fall on every variant alike. A plain rotation would have each
 variant always follow the same one. ``--aa`` adds ``stock-again``, stock crawled
 a second time per round: ``stock-again/stock`` is the benchmark's own noise and
@@ -351,13 +351,14 @@ def count(name: str, rounds: int, variants: tuple[str, ...]) -> None:
 
     origins, pages = WORKLOADS[name]
     with served(name) as (work, _):
-        jobs = [(v, False) for _ in range(rounds) for v in variants] + [("none", True)]
+        jobs = [variant for _ in range(rounds) for variant in variants]
         with ThreadPoolExecutor(max_workers=2) as pool:
-            counted = list(pool.map(lambda job: count_crawl(job[0], work, job[1]), jobs))
-    setup = counted.pop()[0]
+            setup_run = pool.submit(count_crawl, "none", work, True)
+            counted = list(pool.map(lambda variant: count_crawl(variant, work), jobs))
+            setup = setup_run.result()[0]
     crawls: dict[str, list[int]] = {v: [] for v in variants}
     crawled: dict[str, int] = {}
-    for (variant, _), (instructions, pages_crawled) in zip(jobs, counted, strict=False):
+    for variant, (instructions, pages_crawled) in zip(jobs, counted, strict=True):
         crawls[variant].append(instructions - setup)
         crawled[variant] = pages_crawled
     print(f"\n{name}: {origins} origins x {pages} pages, instructions of the crawl (valgrind)")
