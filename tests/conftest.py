@@ -6,6 +6,11 @@ teardown, waiting on the reactor until their ports and connections are closed.
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
+import time
+import traceback
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 
@@ -37,6 +42,40 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             below = parts[len(parts) - 1 - parts[::-1].index("tests") + 1 :]
             if below and below[0] in SCRAPY_SIDE_FOLDERS:
                 item.add_marker(pytest.mark.scrapy_side)
+
+
+# How long threads a test left running get to end after the last test.
+STRAY_THREAD_GRACE = 10.0
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Fail, naming it, if a test left a non-daemon thread running.
+
+    Python waits for such a thread before it exits, so the run would hang after
+    its summary until CI's time limit, with no failure to read.
+    """
+    deadline = time.monotonic() + STRAY_THREAD_GRACE
+    stray = [
+        thread
+        for thread in threading.enumerate()
+        if thread is not threading.main_thread() and not thread.daemon
+    ]
+    for thread in stray:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    stray = [thread for thread in stray if thread.is_alive()]
+    if not stray:
+        return
+    frames = sys._current_frames()
+    lines = [f"{len(stray)} non-daemon thread(s) still running after the tests; exiting failed:"]
+    for thread in stray:
+        lines.append(f"--- {thread.name}")
+        frame = frames.get(thread.ident) if thread.ident is not None else None
+        if frame is not None:
+            lines.extend(line.rstrip() for line in traceback.format_stack(frame))
+    sys.stdout.flush()
+    print("\n".join(lines), file=sys.stderr, flush=True)
+    os._exit(1)
 
 
 FTP_FILES: Mapping[str, bytes] = {

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import sqlite3
 import struct
 import time
@@ -196,14 +197,22 @@ class SqlitePolicyStore:
             check = conn.execute("PRAGMA quick_check").fetchone()
             if check is None or check[0] != "ok":
                 raise sqlite3.DatabaseError(f"quick_check: {check[0] if check else 'no answer'}")
-            conn.execute("PRAGMA journal_mode = WAL")
+            _use_wal(conn, deadline=time.monotonic() + self.timeout)
             # WAL + NORMAL: durable across process crashes, fsync only at
             # checkpoints; a robots cache can afford losing the last
             # transactions on power loss.
             conn.execute("PRAGMA synchronous = NORMAL")
-            for statement in _SCHEMA:
-                conn.execute(statement)
-            _migrate_body(conn)
+            # One writer at a time lays out (or migrates) the file: workers
+            # starting together would otherwise each add the same column.
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in _SCHEMA:
+                    conn.execute(statement)
+                _migrate_body(conn)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
             self._prune(conn)
         except BaseException:
             conn.close()
@@ -424,6 +433,32 @@ class SqlitePolicyStore:
 
     def close(self) -> None:
         self._conn.close()
+
+
+def _use_wal(conn: sqlite3.Connection, *, deadline: float) -> None:
+    """Switch the file to write-ahead logging, once for all its users.
+
+    The switch needs the file to itself. When workers open a new file at the
+    same moment, SQLite answers "locked" at once to all but one of them (it
+    would deadlock otherwise, so the busy timeout does not apply): those wait
+    a little and look again, until one has switched it or ``deadline`` passes.
+    """
+    while True:
+        try:
+            mode = conn.execute("PRAGMA journal_mode").fetchone()
+            if mode is not None and str(mode[0]).lower() == "wal":
+                return
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if not _is_locked(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(random.uniform(0.005, 0.025))
+
+
+def _is_locked(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc)
+    return "locked" in text or "busy" in text
 
 
 def _migrate_body(conn: sqlite3.Connection) -> None:

@@ -19,7 +19,7 @@ from scrapy_googlerobots.stores.compact import MAX_BODY, deflate, inflate, pack,
 from scrapy_googlerobots.stores.sqlite import SqlitePolicyStore
 
 from redis_server import RedisServer, redis_server
-from store_support import RECORDS, Clock
+from store_support import RECORDS, Clock, write_first_layout
 
 __all__ = ["redis_server"]
 
@@ -97,20 +97,8 @@ def test_sqlite_stores_the_body_deflated(tmp_path: Path) -> None:
 
 
 def test_sqlite_reads_a_file_written_before_compression(tmp_path: Path) -> None:
-    # The schema and a row exactly as the previous version wrote them.
     db = tmp_path / "old.sqlite"
-    with sqlite3.connect(db) as conn:
-        conn.execute(
-            """CREATE TABLE robotstxt_policy (
-            origin TEXT PRIMARY KEY, outcome TEXT NOT NULL, body BLOB, status INTEGER,
-            fetched_at REAL NOT NULL, expires_at REAL NOT NULL, unreachable_since REAL,
-            failures INTEGER NOT NULL, retry_at REAL, keep_until REAL NOT NULL)"""
-        )
-        conn.execute(
-            "INSERT INTO robotstxt_policy "
-            "VALUES (?, 'rules', ?, 200, 5.0, 9e9, NULL, 0, NULL, 9e9)",
-            ("https://old:443", BIG_BODY),
-        )
+    write_first_layout(db, "https://old:443", BIG_BODY)
     store = SqlitePolicyStore(db, clock=Clock(0.0))
     old = store.get("https://old:443")
     assert old is not None and old.body == BIG_BODY and old.outcome is FetchOutcome.RULES

@@ -22,7 +22,7 @@ from scrapy_googlerobots.stores.pace import LocalPace
 from scrapy_googlerobots.stores.sqlite import SqlitePolicyStore
 
 from redis_server import RedisServer, redis_server
-from store_support import Stats
+from store_support import Stats, at_once
 
 __all__ = ["redis_server"]
 
@@ -99,22 +99,16 @@ def test_reservations_at_once_never_share_a_slot(
     gap, each = 0.1, 10
     slots: list[float] = []
     lock = threading.Lock()
-    start = threading.Barrier(workers)
 
     def reserve() -> None:
-        store, _ = two_workers()  # a connection of its own, made in its thread
-        start.wait()
+        store, _ = two_workers()  # connections of its own, opened in its thread, together
         for _ in range(each):
             # The slot as an absolute time on this machine's clock.
             slot = time.monotonic() + store.reserve_send(ORIGIN, gap)
             with lock:
                 slots.append(slot)
 
-    threads = [threading.Thread(target=reserve) for _ in range(workers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=30)
+    at_once(workers, reserve)
     assert len(slots) == workers * each
     slots.sort()
     gaps = [later - earlier for earlier, later in itertools.pairwise(slots)]

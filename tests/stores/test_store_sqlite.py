@@ -15,7 +15,14 @@ from scrapy_googlerobots.policy.record import PolicyRecord
 from scrapy_googlerobots.stores.base import PolicyStore
 from scrapy_googlerobots.stores.sqlite import SqlitePolicyStore
 
-from store_support import RECORDS, Clock, Stats, check_lease_exclusive_until_released
+from store_support import (
+    RECORDS,
+    Clock,
+    Stats,
+    at_once,
+    check_lease_exclusive_until_released,
+    write_first_layout,
+)
 
 
 @pytest.fixture
@@ -90,6 +97,27 @@ def test_wal_mode(db: Path) -> None:
     SqlitePolicyStore(db).close()
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_workers_opening_a_new_file_together_all_open_it(tmp_path: Path) -> None:
+    # Switching a new file to WAL needs it to itself: SQLite answers "locked"
+    # at once, without the busy timeout, to the others opening it then.
+    for trial in range(40):
+        db = tmp_path / f"new-{trial}.sqlite"
+        at_once(8, lambda db=db: SqlitePolicyStore(db).close())  # type: ignore[misc]
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_workers_opening_an_earlier_layout_together_migrate_it_once(tmp_path: Path) -> None:
+    for trial in range(10):
+        db = tmp_path / f"earlier-{trial}.sqlite"
+        write_first_layout(db, "https://old:443", b"Disallow: /old\n")
+        at_once(8, lambda db=db: SqlitePolicyStore(db, clock=Clock(0.0)).close())  # type: ignore[misc]
+        store = SqlitePolicyStore(db, clock=Clock(0.0))
+        old = store.get("https://old:443")
+        assert old is not None and old.body == b"Disallow: /old\n"
+        store.close()
 
 
 @pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")

@@ -1,8 +1,13 @@
-"""Shared by the store tests: sample records, a stats and a clock double, the lease contract."""
+"""Shared by the store tests: sample records, a stats and a clock double, the lease
+contract, and workers started at the same moment."""
 
 from __future__ import annotations
 
+import sqlite3
+import threading
 from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
 
 from scrapy_googlerobots.policy.fetch_policy import FetchOutcome
 from scrapy_googlerobots.policy.record import PolicyRecord
@@ -89,3 +94,50 @@ def check_lease_exclusive_until_released(a: PolicyStore, b: PolicyStore) -> None
     a.release_fetch_lease(origin)
     assert b.acquire_fetch_lease(origin, 30)
     assert a.acquire_fetch_lease("http://other.example:80", 30), "leases are per origin"
+
+
+def at_once(workers: int, work: Callable[[], None], *, timeout: float = 60.0) -> None:
+    """Run ``work`` in ``workers`` threads released together; re-raise the first failure.
+
+    The threads are daemons and every wait is bounded, so a worker that fails
+    or hangs fails the test instead of keeping the test process alive.
+    """
+    start = threading.Barrier(workers, timeout=timeout)
+    failures: list[BaseException] = []
+    lock = threading.Lock()
+
+    def run() -> None:
+        try:
+            start.wait()
+            work()
+        except BaseException as exc:  # reported below, in the test's own thread
+            with lock:
+                failures.append(exc)
+
+    threads = [threading.Thread(target=run, daemon=True) for _ in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=timeout)
+    stuck = sum(thread.is_alive() for thread in threads)
+    assert not stuck, f"{stuck} of {workers} workers still running after {timeout} s"
+    real = [exc for exc in failures if not isinstance(exc, threading.BrokenBarrierError)]
+    if real or failures:
+        raise (real or failures)[0]
+
+
+def write_first_layout(db: Path, origin: str, body: bytes) -> None:
+    """A SQLite file with the table and one row exactly as the first version wrote them
+    (a ``body`` column, no codec, no kept headers)."""
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            """CREATE TABLE robotstxt_policy (
+            origin TEXT PRIMARY KEY, outcome TEXT NOT NULL, body BLOB, status INTEGER,
+            fetched_at REAL NOT NULL, expires_at REAL NOT NULL, unreachable_since REAL,
+            failures INTEGER NOT NULL, retry_at REAL, keep_until REAL NOT NULL)"""
+        )
+        conn.execute(
+            "INSERT INTO robotstxt_policy "
+            "VALUES (?, 'rules', ?, 200, 5.0, 9e9, NULL, 0, NULL, 9e9)",
+            (origin, body),
+        )
