@@ -6,11 +6,11 @@ teardown, waiting on the reactor until their ports and connections are closed.
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import sys
 import threading
 import time
-import traceback
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 
@@ -44,38 +44,42 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 item.add_marker(pytest.mark.scrapy_side)
 
 
-# How long threads a test left running get to end after the last test.
-STRAY_THREAD_GRACE = 10.0
+# How long the test process may take to exit after its last test.
+EXIT_GRACE = 60.0
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Fail, naming it, if a test left a non-daemon thread running.
+    """Fail, naming it, if a test left a thread that keeps the process from exiting.
 
-    Python waits for such a thread before it exits, so the run would hang after
-    its summary until CI's time limit, with no failure to read.
+    Python waits for non-daemon threads before it exits, so such a thread would
+    hang the run after its summary until CI's time limit, with no failure to
+    read. A watchdog (a daemon: it ends with a process that exits) prints every
+    thread's stack and exits 1 if the process is still there after
+    ``EXIT_GRACE`` s. It does not judge threads itself: the standard library's
+    own (asyncio's executor, for one) are joined at exit and must not count.
     """
-    deadline = time.monotonic() + STRAY_THREAD_GRACE
-    stray = [
-        thread
-        for thread in threading.enumerate()
-        if thread is not threading.main_thread() and not thread.daemon
-    ]
-    for thread in stray:
-        thread.join(max(0.0, deadline - time.monotonic()))
-    stray = [thread for thread in stray if thread.is_alive()]
-    if not stray:
-        return
-    frames = sys._current_frames()
-    lines = [f"{len(stray)} non-daemon thread(s) still running after the tests; exiting failed:"]
-    for thread in stray:
-        lines.append(f"--- {thread.name}")
-        frame = frames.get(thread.ident) if thread.ident is not None else None
-        if frame is not None:
-            lines.extend(line.rstrip() for line in traceback.format_stack(frame))
-    sys.stdout.flush()
-    print("\n".join(lines), file=sys.stderr, flush=True)
-    os._exit(1)
+
+    def watchdog() -> None:
+        time.sleep(EXIT_GRACE)
+        names = [
+            thread.name
+            for thread in threading.enumerate()
+            if thread is not threading.main_thread() and not thread.daemon
+        ]
+        stderr = sys.__stderr__ or sys.stderr
+        print(
+            f"\nThe test process is still running {EXIT_GRACE:.0f} s after its last test; "
+            f"threads that keep it alive: {', '.join(names) or 'none found'}. A test left "
+            "them running: end them in the test (or make them daemons). Every thread's "
+            "stack follows; exiting with status 1.",
+            file=stderr,
+            flush=True,
+        )
+        faulthandler.dump_traceback(file=stderr, all_threads=True)
+        os._exit(1)
+
+    threading.Thread(target=watchdog, name="test-exit-watchdog", daemon=True).start()
 
 
 FTP_FILES: Mapping[str, bytes] = {
