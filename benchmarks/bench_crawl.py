@@ -370,6 +370,7 @@ def count(name: str, rounds: int, variants: tuple[str, ...]) -> dict[str, float]
         print(f"  {variant:<12} {shown} G   crawled {crawled[variant]}")
     mean = {v: statistics.mean(values) for v, values in crawls.items()}
     figures = {"ours/none": mean["ours"] / mean["none"]}
+    print(f"  ours/none  {figures['ours/none']:.4f}")
     for variant in variants:
         if variant != "stock":
             figures[f"{variant}/stock"] = mean[variant] / mean["stock"]

@@ -203,15 +203,12 @@ class SqlitePolicyStore:
             # transactions on power loss.
             conn.execute("PRAGMA synchronous = NORMAL")
             # One writer at a time lays out (or migrates) the file: workers
-            # starting together would otherwise each add the same column.
+            # starting together would otherwise each add the same column. On
+            # failure, closing the connection below rolls the transaction back.
             conn.execute("BEGIN IMMEDIATE")
-            try:
-                for statement in _SCHEMA:
-                    conn.execute(statement)
-                _migrate_body(conn)
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+            for statement in _SCHEMA:
+                conn.execute(statement)
+            _migrate_body(conn)
             conn.execute("COMMIT")
             self._prune(conn)
         except BaseException:
@@ -457,6 +454,7 @@ def _use_wal(conn: sqlite3.Connection, *, deadline: float) -> None:
 
 
 def _is_locked(exc: sqlite3.OperationalError) -> bool:
+    # By its message: Python 3.10's exceptions carry no SQLite error code.
     text = str(exc)
     return "locked" in text or "busy" in text
 

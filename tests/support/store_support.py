@@ -121,8 +121,9 @@ def at_once(workers: int, work: Callable[[], None], *, timeout: float = 60.0) ->
         thread.join(timeout=timeout)
     stuck = sum(thread.is_alive() for thread in threads)
     assert not stuck, f"{stuck} of {workers} workers still running after {timeout} s"
-    real = [exc for exc in failures if not isinstance(exc, threading.BrokenBarrierError)]
-    if real or failures:
+    if failures:
+        # A broken barrier only echoes another worker's failure: raise that one.
+        real = [exc for exc in failures if not isinstance(exc, threading.BrokenBarrierError)]
         raise (real or failures)[0]
 
 
